@@ -1,0 +1,6 @@
+import { apiKeysProjection } from './api-keys.ts'
+import { ownersProjection } from './owners.ts'
+import type { Projection } from './projection.ts'
+
+/** Every read model the system maintains, in the order they are caught up. */
+export const allProjections: readonly Projection[] = [ownersProjection, apiKeysProjection]

@@ -1,0 +1,67 @@
+import type { RateLimits } from './ratelimit/port.ts'
+
+export type Quotas = { pro: number; enterprise: number }
+
+export type Config = {
+  port: number
+  host: string
+  dataDir: string
+  /** PostgreSQL for events and read models; unset = embedded PGlite under dataDir. */
+  databaseUrl: string | undefined
+  /** Redis for shared rate-limit counters; unset = in-memory counters (single process). */
+  redisUrl: string | undefined
+  rateLimits: RateLimits
+  quotas: Quotas
+  openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string; timeoutMs: number }
+  /** Seed the demo market when the store is empty at start-up. */
+  demoOnEmpty: boolean
+  demoListings: number | undefined
+  accessLog: boolean
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: Record<string, string | undefined>, name: string, fallback: number, min = 0): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}, got "${raw}"`)
+  return value
+}
+
+function flag(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase()
+  if (raw === undefined || raw === '') return fallback
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false
+  throw new ConfigError(`${name} must be on or off, got "${env[name]}"`)
+}
+
+/** Reads the whole configuration from environment variables (documented in README). */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const optional = (name: string) => (env[name] ? env[name] : undefined)
+  return {
+    port: integer(env, 'PORT', 8080),
+    host: env.HOST || '0.0.0.0',
+    dataDir: env.DATA_DIR || './data',
+    databaseUrl: optional('DATABASE_URL'),
+    redisUrl: optional('REDIS_URL'),
+    rateLimits: {
+      pro: integer(env, 'RATE_LIMIT_PRO', 100, 1),
+      enterprise: integer(env, 'RATE_LIMIT_ENTERPRISE', 1000, 1),
+    },
+    quotas: {
+      pro: integer(env, 'QUOTA_PRO', 50),
+      enterprise: integer(env, 'QUOTA_ENTERPRISE', 500),
+    },
+    openai: {
+      apiKey: optional('OPENAI_API_KEY'),
+      baseUrl: optional('OPENAI_BASE_URL'),
+      model: env.OPENAI_MODEL || 'gpt-4o-mini',
+      timeoutMs: integer(env, 'OPENAI_TIMEOUT_MS', 20_000, 1),
+    },
+    demoOnEmpty: flag(env, 'DEMO_SEED', true),
+    demoListings: env.DEMO_LISTINGS ? integer(env, 'DEMO_LISTINGS', 0, 1) : undefined,
+    accessLog: flag(env, 'ACCESS_LOG', true),
+  }
+}

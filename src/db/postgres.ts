@@ -1,0 +1,42 @@
+import postgres from 'postgres'
+import type { Db, Row, Sql } from './port.ts'
+
+export type PostgresOptions = {
+  /** Pool size. */
+  max?: number
+  /** Schema to create (if missing) and use; isolates test suites sharing one database. */
+  schema?: string
+}
+
+/** PostgreSQL over postgres.js. Statements are prepared (cached per connection) for speed. */
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Db> {
+  if (options.schema && !/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`bad schema name ${options.schema}`)
+  const sql = postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    connection: { application_name: 'mirador', ...(options.schema ? { search_path: options.schema } : {}) },
+  })
+  if (options.schema) await sql.unsafe(`create schema if not exists ${options.schema}`)
+  const wrap = (q: postgres.Sql | postgres.TransactionSql): Sql => ({
+    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      const rows = await q.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })
+      return rows as unknown as T[]
+    },
+  })
+  const root = wrap(sql)
+  return {
+    kind: 'postgres',
+    query: root.query,
+    async exec(script) {
+      await sql.unsafe(script)
+    },
+    transaction: (work) => sql.begin((tx) => work(wrap(tx))) as Promise<never>,
+    async listen(channel, onNotify) {
+      const listener = await sql.listen(channel, onNotify)
+      return () => listener.unlisten()
+    },
+    async close() {
+      await sql.end({ timeout: 5 })
+    },
+  }
+}

@@ -1,0 +1,47 @@
+import type { EventStore, RecordedEvent } from './port.ts'
+
+type DomainEvent = { type: string; data: Record<string, unknown> }
+
+export type Aggregate<S, E extends DomainEvent> = {
+  initial: S
+  evolve(state: S, event: E): S
+  /** Narrows a stored event to the aggregate's own union. */
+  is(event: { type: string }): event is E
+}
+
+export async function loadAggregate<S, E extends DomainEvent>(
+  store: EventStore,
+  stream: string,
+  aggregate: Aggregate<S, E>,
+): Promise<{ state: S; revision: number | 'no_stream'; events: RecordedEvent[] }> {
+  const events = await store.readStream(stream)
+  let state = aggregate.initial
+  for (const event of events) {
+    const domain = { type: event.type, data: event.data }
+    if (aggregate.is(domain)) state = aggregate.evolve(state, domain)
+  }
+  return { state, revision: events.length === 0 ? 'no_stream' : events[events.length - 1]!.revision, events }
+}
+
+/**
+ * Load → decide → append with the loaded revision as the expected one. A concurrent writer makes
+ * the append fail with WrongExpectedRevision rather than both decisions being recorded.
+ */
+export async function handleCommand<S, E extends DomainEvent>(
+  store: EventStore,
+  stream: string,
+  aggregate: Aggregate<S, E>,
+  decide: (state: S) => E[],
+  newEventId: () => string,
+): Promise<{ events: E[]; state: S }> {
+  const { state, revision } = await loadAggregate(store, stream, aggregate)
+  const events = decide(state)
+  if (events.length > 0) {
+    await store.append(
+      stream,
+      events.map((e) => ({ id: newEventId(), type: e.type, data: e.data })),
+      revision,
+    )
+  }
+  return { events, state: events.reduce(aggregate.evolve, state) }
+}

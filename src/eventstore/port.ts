@@ -1,0 +1,91 @@
+/**
+ * The event store port. Streams are named `<category>-<id>` (e.g. `owner-acme`); revisions are
+ * 0-based per stream; positions are global, start at 1 and only grow.
+ */
+export type NewEvent = {
+  /** Chosen by the caller so that a retried append is recognised and recorded once. */
+  id: string
+  type: string
+  data: Record<string, unknown>
+  metadata?: Record<string, unknown>
+}
+
+export type RecordedEvent = {
+  id: string
+  stream: string
+  revision: number
+  position: number
+  type: string
+  data: Record<string, unknown>
+  metadata: Record<string, unknown>
+  recordedAt: string
+}
+
+/** `no_stream`: the stream must not exist; a number: the revision of the stream's last event. */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number
+
+export type AppendResult = {
+  /** Revision of the stream's last event after the append. */
+  revision: number
+  /** Global position of the last event appended. */
+  position: number
+  /** True when every event id was already recorded: a retry, nothing was written. */
+  duplicate: boolean
+}
+
+export type ReadAllOptions = {
+  limit?: number
+  /** Only streams of these categories (the part of the stream name before the first '-'). */
+  categories?: readonly string[]
+}
+
+export type Subscription = {
+  /** Position of the last event handed to the handler. */
+  readonly position: number
+  stop(): Promise<void>
+}
+
+export type SubscribeOptions = ReadAllOptions & {
+  /** Called when the handler throws; the batch is retried after a short pause. */
+  onError?: (error: unknown) => void
+}
+
+export interface EventStore {
+  append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>
+  readStream(stream: string): Promise<RecordedEvent[]>
+  /** Events with position > `after`, in position order. */
+  readAll(after: number, options?: ReadAllOptions): Promise<RecordedEvent[]>
+  /** Catches up from `after`, then stays live; each event is handed over once, in order. */
+  subscribe(
+    after: number,
+    handler: (events: RecordedEvent[]) => Promise<void>,
+    options?: SubscribeOptions,
+  ): Subscription
+  /** Position of the newest event (0 when empty). */
+  headPosition(): Promise<number>
+  close(): Promise<void>
+}
+
+export class WrongExpectedRevision extends Error {
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`stream ${stream}: expected revision ${expected}, actual ${actual}`)
+    this.name = 'WrongExpectedRevision'
+  }
+}
+
+/** Some but not all of the event ids were recorded before, or recorded in another stream. */
+export class IdempotencyConflict extends Error {
+  constructor(readonly stream: string) {
+    super(`stream ${stream}: event ids were partly recorded before or belong to another stream`)
+    this.name = 'IdempotencyConflict'
+  }
+}
+
+export const categoryOf = (stream: string): string => {
+  const dash = stream.indexOf('-')
+  return dash < 0 ? stream : stream.slice(0, dash)
+}

@@ -1,0 +1,68 @@
+import { Elysia } from 'elysia'
+import { AppError, type FieldError, httpStatus } from '../shared/errors.ts'
+
+export type Logger = { info(event: string, fields: Record<string, unknown>): void; error(event: string, fields: Record<string, unknown>): void }
+
+type ValidationIssue = { path?: string; message?: string; summary?: string }
+
+/** Elysia's validation issues → our `details`, one per field, named without the leading slash. */
+function validationDetails(error: unknown, where: string): FieldError[] {
+  const all = ((error as { all?: ValidationIssue[] }).all ?? []) as ValidationIssue[]
+  const seen = new Map<string, string>()
+  for (const issue of all) {
+    const field = (issue.path ?? '').replace(/^\//, '').replaceAll('/', '.') || where
+    if (!seen.has(field)) seen.set(field, issue.summary ?? issue.message ?? 'invalid value')
+  }
+  return [...seen].map(([field, message]) => ({ field, message }))
+}
+
+/** Maps every failure to the JSON error envelope, in one place. Never leaks a stack trace. */
+export function toAppError(code: string | number, error: unknown): AppError {
+  if (error instanceof AppError) return error
+  switch (code) {
+    case 'VALIDATION': {
+      const where = String((error as { type?: string }).type ?? 'request')
+      const details = validationDetails(error, where)
+      return new AppError(
+        'invalid_request',
+        `invalid ${where}: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`,
+        { details },
+      )
+    }
+    case 'PARSE':
+      return new AppError('invalid_request', 'the request body could not be parsed', { details: [{ field: 'body', message: 'malformed body' }] })
+    case 'NOT_FOUND':
+      return new AppError('not_found', 'no such endpoint')
+    default:
+      return new AppError('internal', 'internal error; the request id identifies it in the server log')
+  }
+}
+
+export function errorPlugin(log: Logger) {
+  return new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error, set, request }) => {
+    const appError = toAppError(code, error)
+    if (appError.code === 'internal') {
+      log.error('unhandled_error', {
+        request_id: set.headers['x-request-id'],
+        method: request.method,
+        path: new URL(request.url).pathname,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        stack: error instanceof Error ? error.stack : undefined,
+      })
+    }
+    set.status = httpStatus[appError.code]
+    for (const [name, value] of Object.entries(appError.headers)) set.headers[name] = value
+    set.headers['content-type'] = 'application/json'
+    return appError.body()
+  })
+}
+
+/** JSON-lines logger on stdout/stderr. Never receives an Authorization header or a key. */
+export const jsonLogger = (enabled: boolean): Logger => ({
+  info(event, fields) {
+    if (enabled) console.log(JSON.stringify({ t: new Date().toISOString(), event, ...fields }))
+  },
+  error(event, fields) {
+    console.error(JSON.stringify({ t: new Date().toISOString(), level: 'error', event, ...fields }))
+  },
+})

@@ -1,0 +1,92 @@
+import { AppError } from '../shared/errors.ts'
+
+/** A parsed command line: which operator command to run, with which arguments. */
+export type CliRequest = { command: string; args: Record<string, unknown>; json: boolean }
+
+export const USAGE = `usage: npm run cli -- <command> [--json]
+
+  owner create --id ID --tier free|pro|enterprise|admin [--actor ID]
+  owner set-tier --id ID --tier TIER --actor ID
+  owner deactivate --id ID --actor ID
+  owner activate --id ID --actor ID
+  key issue --owner ID --scopes read[,write] --actor ID [--label TEXT]   (prints the key once)
+  key revoke --key-id KEY_ID --actor ID [--reason TEXT]
+  key list --owner ID
+  audit key KEY_ID
+  audit owner ID
+  projections status
+  projections rebuild [NAME...]
+
+--json prints machine-readable JSON. Exit codes: 0 done, 1 refused, 2 bad usage.`
+
+type Spec = {
+  /** Flags this command takes: flag name → argument name (and whether it is a list). */
+  flags: Record<string, { arg: string; list?: boolean; required?: boolean }>
+  /** Name of the argument given by the first positional word, if any. */
+  positional?: { arg: string; rest?: boolean; required?: boolean }
+}
+
+const SPECS: Record<string, Spec> = {
+  'owner create': { flags: { id: { arg: 'id', required: true }, tier: { arg: 'tier', required: true }, actor: { arg: 'actor' } } },
+  'owner set-tier': {
+    flags: { id: { arg: 'id', required: true }, tier: { arg: 'tier', required: true }, actor: { arg: 'actor', required: true } },
+  },
+  'owner deactivate': { flags: { id: { arg: 'id', required: true }, actor: { arg: 'actor', required: true } } },
+  'owner activate': { flags: { id: { arg: 'id', required: true }, actor: { arg: 'actor', required: true } } },
+  'key issue': {
+    flags: {
+      owner: { arg: 'owner', required: true },
+      scopes: { arg: 'scopes', list: true, required: true },
+      actor: { arg: 'actor', required: true },
+      label: { arg: 'label' },
+    },
+  },
+  'key revoke': {
+    flags: { 'key-id': { arg: 'key_id', required: true }, actor: { arg: 'actor', required: true }, reason: { arg: 'reason' } },
+  },
+  'key list': { flags: { owner: { arg: 'owner', required: true } } },
+  'audit key': { flags: {}, positional: { arg: 'key_id', required: true } },
+  'audit owner': { flags: {}, positional: { arg: 'id', required: true } },
+  'projections status': { flags: {} },
+  'projections rebuild': { flags: {}, positional: { arg: 'names', rest: true } },
+}
+
+const usageError = (message: string) => new AppError('invalid_request', `${message}\n\n${USAGE}`)
+
+/** Pure: argv (after `cli`) → the operator command and its arguments, or a usage error. */
+export function parseCli(argv: readonly string[]): CliRequest {
+  const json = argv.includes('--json')
+  const words = argv.filter((a) => a !== '--json')
+  const command = `${words[0] ?? ''} ${words[1] ?? ''}`.trim()
+  const spec = SPECS[command]
+  if (!spec) throw usageError(command ? `unknown command "${command}"` : 'no command given')
+  const args: Record<string, unknown> = {}
+  const positionals: string[] = []
+  for (let i = 2; i < words.length; i++) {
+    const word = words[i]!
+    if (!word.startsWith('--')) {
+      positionals.push(word)
+      continue
+    }
+    const eq = word.indexOf('=')
+    const name = word.slice(2, eq < 0 ? undefined : eq)
+    const flag = spec.flags[name]
+    if (!flag) throw usageError(`"${command}" has no option --${name}`)
+    const value = eq < 0 ? words[++i] : word.slice(eq + 1)
+    if (value === undefined || (eq < 0 && value.startsWith('--'))) throw usageError(`--${name} needs a value`)
+    args[flag.arg] = flag.list ? value.split(',').map((s) => s.trim()).filter(Boolean) : value
+  }
+  if (spec.positional) {
+    if (spec.positional.rest) args[spec.positional.arg] = positionals
+    else if (positionals[0] !== undefined) args[spec.positional.arg] = positionals[0]
+    if (!spec.positional.rest && positionals.length > 1) throw usageError(`"${command}" takes one ${spec.positional.arg}`)
+  } else if (positionals.length > 0) {
+    throw usageError(`unexpected argument "${positionals[0]}"`)
+  }
+  const missing = [
+    ...Object.entries(spec.flags).filter(([, f]) => f.required && args[f.arg] === undefined).map(([n]) => `--${n}`),
+    ...(spec.positional?.required && args[spec.positional.arg] === undefined ? [spec.positional.arg.toUpperCase()] : []),
+  ]
+  if (missing.length > 0) throw usageError(`"${command}" needs ${missing.join(', ')}`)
+  return { command, args, json }
+}

@@ -1,0 +1,195 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import type { Db } from '../db/port.ts'
+import { toIso } from '../db/port.ts'
+import { handleCommand, loadAggregate } from '../eventstore/command-handler.ts'
+import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
+import { formatApiKey, hashApiKey, keyHint, newKeyId } from '../keys/api-key.ts'
+import { type ApiKey, type KeyEvent, KeyEventSchemas, decideKey, evolveKey, initialKey, keyStream } from '../keys/key.ts'
+import {
+  type Owner,
+  type OwnerEvent,
+  OwnerId,
+  Tier,
+  decideOwner,
+  evolveOwner,
+  initialOwner,
+  isOwnerEvent,
+  ownerStream,
+} from '../owners/owner.ts'
+import { AppError } from '../shared/errors.ts'
+import type { Clock, RandomSource } from '../shared/random.ts'
+import { parseWith } from '../shared/validate.ts'
+import type { ProjectionRunner, ProjectionStatus } from '../../projections/runner.ts'
+import { API_KEYS_TABLE } from '../../projections/api-keys.ts'
+
+export type Progress = (update: { label: string; done: number; total: number }) => void
+
+export type OperatorContext = {
+  db: Db
+  store: EventStore
+  runner: ProjectionRunner
+  clock: Clock
+  random: RandomSource
+  progress: Progress
+}
+
+const ownerAggregate = { initial: initialOwner, evolve: evolveOwner, is: isOwnerEvent }
+const keyAggregate = {
+  initial: initialKey,
+  evolve: evolveKey,
+  is: (e: { type: string }): e is KeyEvent => e.type in KeyEventSchemas,
+}
+const Actor = Type.String({ minLength: 1, maxLength: 64 })
+const KeyId = Type.String({ pattern: '^key_[0-9A-Za-z]{12}$' })
+
+async function loadOwner(store: EventStore, id: string): Promise<Owner> {
+  return (await loadAggregate<Owner, OwnerEvent>(store, ownerStream(id), ownerAggregate)).state
+}
+
+function ownerCommand(type: 'ChangeOwnerTier' | 'DeactivateOwner' | 'ReactivateOwner', withTier: boolean) {
+  const args = withTier
+    ? Type.Object({ id: OwnerId, tier: Tier, actor: Actor })
+    : Type.Object({ id: OwnerId, actor: Actor })
+  return command(args, async (ctx, a: { id: string; actor: string; tier?: Static<typeof Tier> }) => {
+    const at = ctx.clock().toISOString()
+    const base = { ownerId: a.id, actor: a.actor, at }
+    const result = await handleCommand(ctx.store, ownerStream(a.id), ownerAggregate, (owner) =>
+      decideOwner(type === 'ChangeOwnerTier' ? { type, ...base, tier: a.tier! } : { type, ...base }, owner),
+      ctx.random.uuid,
+    )
+    return { owner: ownerView(result.state), changed: result.events.length > 0 }
+  })
+}
+
+const ownerView = (owner: Owner) =>
+  owner.status === 'unregistered' ? null : { owner_id: owner.id, tier: owner.tier, status: owner.status }
+
+export type AuditEntry = { position: number; at: string; stream: string; type: string; actor: string | null; data: Record<string, unknown> }
+
+const auditEntry = (event: RecordedEvent): AuditEntry => ({
+  position: event.position,
+  at: String(event.data.at ?? event.recordedAt),
+  stream: event.stream,
+  type: event.type,
+  actor: typeof event.data.by === 'string' ? event.data.by : null,
+  data: event.data,
+})
+
+/** An operator command: a TypeBox schema for its arguments (validated the same locally and over the socket) and its work. */
+export type OperatorCommand = { args: TSchema; run(ctx: OperatorContext, args: never): Promise<unknown> }
+function command<S extends TSchema, R>(args: S, run: (ctx: OperatorContext, args: Static<S>) => Promise<R>) {
+  return { args, run } as OperatorCommand & { run: (ctx: OperatorContext, args: Static<S>) => Promise<R> }
+}
+
+export const operatorCommands = {
+  'owner create': command(
+    Type.Object({ id: OwnerId, tier: Tier, actor: Type.Optional(Actor) }),
+    async (ctx, a) => {
+      const at = ctx.clock().toISOString()
+      const result = await handleCommand(
+        ctx.store,
+        ownerStream(a.id),
+        ownerAggregate,
+        (owner) => decideOwner({ type: 'RegisterOwner', ownerId: a.id, tier: a.tier, actor: a.actor ?? 'operator', at }, owner),
+        ctx.random.uuid,
+      )
+      return { owner: ownerView(result.state), changed: true }
+    },
+  ),
+  'owner set-tier': ownerCommand('ChangeOwnerTier', true),
+  'owner deactivate': ownerCommand('DeactivateOwner', false),
+  'owner activate': ownerCommand('ReactivateOwner', false),
+
+  'key issue': command(
+    Type.Object({
+      owner: OwnerId,
+      scopes: Type.Array(Type.String(), { minItems: 1 }),
+      actor: Actor,
+      label: Type.Optional(Type.String({ maxLength: 200 })),
+    }),
+    async (ctx, a) => {
+      const keyId = newKeyId(ctx.random.base62(12))
+      const plaintext = formatApiKey(ctx.random.base62(32))
+      const [owner, actor] = await Promise.all([loadOwner(ctx.store, a.owner), loadOwner(ctx.store, a.actor)])
+      const command = {
+        type: 'IssueApiKey' as const,
+        keyId,
+        ownerId: a.owner,
+        scopes: a.scopes,
+        keyHash: hashApiKey(plaintext),
+        hint: keyHint(plaintext),
+        label: a.label ?? null,
+        actor: a.actor,
+        at: ctx.clock().toISOString(),
+      }
+      const { events } = await handleCommand(ctx.store, keyStream(keyId), keyAggregate, (key: ApiKey) =>
+        decideKey(command, key, { owner, actor }), ctx.random.uuid)
+      const issued = events[0]!.data as Static<typeof KeyEventSchemas.ApiKeyIssued>
+      // The plaintext leaves the system here, once; it is in no event, row or log.
+      return { key: plaintext, key_id: keyId, owner_id: a.owner, scopes: issued.scopes, hint: issued.hint, label: issued.label }
+    },
+  ),
+  'key revoke': command(
+    Type.Object({ key_id: KeyId, actor: Actor, reason: Type.Optional(Type.String({ maxLength: 500 })) }),
+    async (ctx, a) => {
+      const actor = await loadOwner(ctx.store, a.actor)
+      const command = { type: 'RevokeApiKey' as const, keyId: a.key_id, actor: a.actor, reason: a.reason ?? null, at: ctx.clock().toISOString() }
+      await handleCommand(ctx.store, keyStream(a.key_id), keyAggregate, (key: ApiKey) =>
+        decideKey(command, key, { owner: initialOwner, actor }), ctx.random.uuid)
+      return { key_id: a.key_id, status: 'revoked' }
+    },
+  ),
+  'key list': command(Type.Object({ owner: OwnerId }), async (ctx, a) => {
+    await ctx.runner.catchUp()
+    if ((await loadOwner(ctx.store, a.owner)).status === 'unregistered') {
+      throw new AppError('not_found', `owner ${a.owner} does not exist`)
+    }
+    const rows = await ctx.db.query<Record<string, unknown>>(
+      `select key_id, hint, scopes, label, status, issued_by, issued_at, revoked_by, revoked_at, revoke_reason
+         from ${API_KEYS_TABLE} where owner_id = $1 order by issued_at, key_id`,
+      [a.owner],
+    )
+    return {
+      owner_id: a.owner,
+      keys: rows.map((r) => ({
+        ...r,
+        issued_at: toIso(r.issued_at),
+        revoked_at: r.revoked_at == null ? null : toIso(r.revoked_at),
+      })),
+    }
+  }),
+
+  'audit key': command(Type.Object({ key_id: KeyId }), async (ctx, a) => {
+    const events = await ctx.store.readStream(keyStream(a.key_id))
+    if (events.length === 0) throw new AppError('not_found', `key ${a.key_id} does not exist`)
+    return { key_id: a.key_id, events: events.map(auditEntry) }
+  }),
+  'audit owner': command(Type.Object({ id: OwnerId }), async (ctx, a) => {
+    const own = await ctx.store.readStream(ownerStream(a.id))
+    if (own.length === 0) throw new AppError('not_found', `owner ${a.id} does not exist`)
+    const issued = await ctx.store.readAll(0, { categories: ['apikey'], limit: 1_000_000 })
+    const keyIds = new Set(issued.filter((e) => e.type === 'ApiKeyIssued' && e.data.owner_id === a.id).map((e) => e.stream))
+    const events = [...own, ...issued.filter((e) => keyIds.has(e.stream))].sort((x, y) => x.position - y.position)
+    return { owner_id: a.id, events: events.map(auditEntry) }
+  }),
+
+  'projections status': command(Type.Object({}), async (ctx): Promise<{ projections: ProjectionStatus[] }> => ({
+    projections: await ctx.runner.status(),
+  })),
+  'projections rebuild': command(Type.Object({ names: Type.Array(Type.String()) }), async (ctx, a) => {
+    const started = Date.now()
+    await ctx.runner.rebuild(a.names, (name, done, total) => ctx.progress({ label: `rebuild ${name}`, done, total }))
+    return { rebuilt: a.names.length > 0 ? a.names : ctx.runner.projections.map((p) => p.name), seconds: (Date.now() - started) / 1000, projections: await ctx.runner.status() }
+  }),
+} satisfies Record<string, OperatorCommand>
+
+export type CommandName = keyof typeof operatorCommands
+
+export const isCommandName = (name: string): name is CommandName => Object.hasOwn(operatorCommands, name)
+
+/** Validates the arguments with the command's schema and runs it. Used by the CLI and the socket alike. */
+export async function runOperatorCommand(ctx: OperatorContext, name: string, args: unknown): Promise<unknown> {
+  if (!isCommandName(name)) throw new AppError('not_found', `unknown command "${name}"`)
+  const chosen: OperatorCommand = operatorCommands[name]
+  return chosen.run(ctx, parseWith(chosen.args, args, `arguments of "${name}"`) as never)
+}

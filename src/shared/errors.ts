@@ -1,0 +1,65 @@
+/**
+ * Errors are values with stable codes. Domain code returns or throws an AppError; the HTTP
+ * shell maps the code to a status in exactly one place (`httpStatus`), the CLI to an exit code.
+ */
+export type ErrorCode =
+  | 'auth_required'
+  | 'invalid_key'
+  | 'tier_required'
+  | 'scope_denied'
+  | 'rate_limit'
+  | 'invalid_request'
+  | 'not_found'
+  | 'quota_exceeded'
+  | 'method_not_allowed'
+  | 'payload_too_large'
+  | 'conflict'
+  | 'forbidden'
+  | 'service_unavailable'
+  | 'upstream_error'
+  | 'internal'
+
+export const httpStatus: Record<ErrorCode, number> = {
+  auth_required: 401,
+  invalid_key: 401,
+  tier_required: 403,
+  scope_denied: 403,
+  forbidden: 403,
+  rate_limit: 429,
+  invalid_request: 400,
+  not_found: 404,
+  quota_exceeded: 429,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  conflict: 409,
+  service_unavailable: 503,
+  upstream_error: 502,
+  internal: 500,
+}
+
+export type FieldError = { field: string; message: string }
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra top-level fields of the error body, e.g. `details` or `retry_after_seconds`. */
+    readonly extra: Record<string, unknown> = {},
+    /** Extra response headers, e.g. `Retry-After`. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.name = 'AppError'
+  }
+
+  body(): Record<string, unknown> {
+    return { ok: false, error: this.code, message: this.message, ...this.extra }
+  }
+}
+
+export const invalidRequest = (message: string, details: FieldError[] = []) =>
+  new AppError('invalid_request', message, { details })
+
+export const notFound = (message: string) => new AppError('not_found', message)
+
+export const isAppError = (value: unknown): value is AppError => value instanceof AppError

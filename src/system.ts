@@ -1,0 +1,45 @@
+import { mkdirSync } from 'node:fs'
+import type { Config } from './config.ts'
+import { openPglite } from './db/pglite.ts'
+import type { Db } from './db/port.ts'
+import { openPostgres } from './db/postgres.ts'
+import type { EventStore } from './eventstore/port.ts'
+import { openSqlEventStore } from './eventstore/sql-event-store.ts'
+import { KeyIndex } from './keys/key-index.ts'
+import { ProjectionRunner } from '../projections/runner.ts'
+import { allProjections } from '../projections/index.ts'
+
+/** The storage side of the system: one database, the event store on it, and the read models. */
+export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; close(): Promise<void> }
+
+/** The one place where configuration picks the adapters. */
+export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Storage> {
+  let db: Db
+  if (config.databaseUrl) {
+    db = await openPostgres(config.databaseUrl)
+  } else {
+    mkdirSync(config.dataDir, { recursive: true })
+    db = await openPglite(`${config.dataDir}/pglite`)
+  }
+  const store = await openSqlEventStore(db)
+  const runner = new ProjectionRunner(db, store, allProjections)
+  await runner.prepare()
+  return {
+    db,
+    store,
+    runner,
+    async close() {
+      await runner.stop()
+      await store.close()
+      await db.close()
+    },
+  }
+}
+
+export async function openKeyIndex(storage: Storage, onError: (error: unknown) => void): Promise<KeyIndex> {
+  const index = new KeyIndex(storage.db)
+  await index.refresh()
+  storage.runner.onApplied(() => void index.refresh().catch(onError))
+  index.startPolling(250, onError)
+  return index
+}
