@@ -21,6 +21,11 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'
     mkdirSync(config.dataDir, { recursive: true })
     db = await openPglite(`${config.dataDir}/pglite`)
   }
+  return storageOn(db)
+}
+
+/** Event store and read models on an open database (tests pass an in-memory PGlite or a schema). */
+export async function storageOn(db: Db): Promise<Storage> {
   const store = await openSqlEventStore(db)
   const runner = new ProjectionRunner(db, store, allProjections)
   await runner.prepare()

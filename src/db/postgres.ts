@@ -10,13 +10,15 @@ export type PostgresOptions = {
 
 /** PostgreSQL over postgres.js. Statements are prepared (cached per connection) for speed. */
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Db> {
-  if (options.schema && !/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`bad schema name ${options.schema}`)
+  // `?search_path=name` in DATABASE_URL selects (and creates) a schema, e.g. to run several stacks on one database.
+  const schema = options.schema ?? new URL(url).searchParams.get('search_path') ?? undefined
+  if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`)
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    connection: { application_name: 'mirador', ...(options.schema ? { search_path: options.schema } : {}) },
+    connection: { application_name: 'mirador', ...(schema ? { search_path: schema } : {}) },
   })
-  if (options.schema) await sql.unsafe(`create schema if not exists ${options.schema}`)
+  if (schema) await sql.unsafe(`create schema if not exists ${schema}`)
   const wrap = (q: postgres.Sql | postgres.TransactionSql): Sql => ({
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
       const rows = await q.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })

@@ -3,7 +3,7 @@
  * 0-based per stream; positions are global, start at 1 and only grow.
  */
 export type NewEvent = {
-  /** Chosen by the caller so that a retried append is recognised and recorded once. */
+  /** A UUID chosen by the caller, so that a retried append is recognised and recorded once. */
   id: string
   type: string
   data: Record<string, unknown>

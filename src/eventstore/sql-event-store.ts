@@ -92,6 +92,7 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
 
   async function append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event')
+    if (new Set(events.map((e) => e.id)).size !== events.length) throw new IdempotencyConflict(stream)
     const category = categoryOf(stream)
     const result = await db.transaction(async (tx): Promise<AppendResult> => {
       await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
@@ -160,7 +161,7 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
     const rows = options.categories
       ? await db.query<EventRow>(
           `select ${COLUMNS} from mirador_events
-            where global_position > $1 and exists (select 1 from jsonb_array_elements_text($3::text::jsonb) c where stream_name like c || '%')
+            where global_position > $1 and category in (select jsonb_array_elements_text($3::text::jsonb))
             order by global_position limit $2`,
           [after, limit, JSON.stringify(options.categories)],
         )
@@ -199,8 +200,8 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
             await pause(POLL_MS)
             continue
           }
-          position = events[events.length - 1]!.position
           await handler(events)
+          position = events[events.length - 1]!.position
         } catch (error) {
           if (stopped) break
           options.onError?.(error)

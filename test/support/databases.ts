@@ -99,3 +99,11 @@ async function createPglite(): Promise<SharedDatabase> {
     },
   }
 }
+
+/** A DATABASE_URL for a server process, isolated in its own schema. */
+export function isolatedDatabaseUrl(schema = uniqueSchema('srv')): string | undefined {
+  if (!DATABASE_URL) return undefined
+  const url = new URL(DATABASE_URL)
+  url.searchParams.set('search_path', schema)
+  return url.toString()
+}

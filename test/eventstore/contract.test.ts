@@ -1,0 +1,76 @@
+import type { Db, Sql } from '../../src/db/port.ts'
+import type { EventStore } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { type DatabaseTarget, databaseTargets } from '../support/databases.ts'
+import { type CommitStall, type EventStoreUnderTest, eventStoreContract } from './contract.ts'
+
+/**
+ * Wraps a connection so that a test can hold its next transaction open after the work is done,
+ * just before commit: a process that is slow to commit, without touching the store's code.
+ */
+function withCommitStall(db: Db): { db: Db; stallNextCommit(): CommitStall } {
+  let armed: { reached: () => void; opened: Promise<void> } | null = null
+  const transaction = <R>(work: (tx: Sql) => Promise<R>) =>
+    db.transaction(async (tx) => {
+      const result = await work(tx)
+      const stall = armed
+      armed = null
+      if (stall) {
+        stall.reached()
+        await stall.opened
+      }
+      return result
+    })
+  return {
+    db: { ...db, transaction },
+    stallNextCommit() {
+      let reached!: () => void
+      let release!: () => void
+      const stall: CommitStall = {
+        reached: new Promise<void>((resolve) => (reached = resolve)),
+        release: () => release(),
+      }
+      armed = { reached, opened: new Promise<void>((resolve) => (release = resolve)) }
+      return stall
+    },
+  }
+}
+
+async function sqlEventStore(target: DatabaseTarget): Promise<EventStoreUnderTest> {
+  const database = await target.create()
+  const open: { store: EventStore; db: Db }[] = []
+  const openOn = async (db: Db) => {
+    const store = await openSqlEventStore(db)
+    open.push({ store, db })
+    return store
+  }
+  const closeAll = async () => {
+    for (const { store, db } of open.splice(0).reverse()) {
+      await store.close()
+      await db.close()
+    }
+  }
+  let store = await openOn(await database.connect())
+  return {
+    get store() {
+      return store
+    },
+    openPeer: async () => openOn(await database.connect()),
+    async openStallingPeer() {
+      const stalling = withCommitStall(await database.connect())
+      return { store: await openOn(stalling.db), stallNextCommit: stalling.stallNextCommit }
+    },
+    async restart() {
+      await closeAll()
+      store = await openOn(await database.connect())
+    },
+    async close() {
+      await closeAll()
+      await database.dispose()
+    },
+  }
+}
+
+for (const target of databaseTargets('event store contract')) {
+  eventStoreContract(`sql event store on ${target.name}`, () => sqlEventStore(target))
+}
