@@ -1,0 +1,78 @@
+import { AppError } from '../shared/errors.ts'
+
+/**
+ * Per-key hourly rate limits (spec §8): a fixed window per UTC hour, counters reset at the start of
+ * each hour. Counters are hot and ephemeral, so they are not events: one adapter keeps them in memory
+ * (single process), one in Redis (shared by several API processes).
+ */
+export type RateDecision = {
+  allowed: boolean
+  limit: number
+  /** Requests counted in this hour, including this one when allowed; equals `limit` on rejection. */
+  used: number
+  remaining: number
+  /** Start of the next UTC hour, when the counter resets. */
+  resetAt: Date
+  retryAfterSeconds: number
+}
+
+export interface RateLimiter {
+  /**
+   * Counts one request for `subject` in the UTC hour containing `now`, unless the hour's count already
+   * reached `limit` (a rejected request is NOT counted, so on rejection used === limit).
+   */
+  hit(subject: string, limit: number, now: Date): Promise<RateDecision>
+  close(): Promise<void>
+}
+
+/** Requests per key per UTC hour. Admin is never counted and free has no API access, so neither appears. */
+export type RateLimits = { pro: number; enterprise: number }
+export const defaultRateLimits: RateLimits = { pro: 100, enterprise: 1000 }
+
+const HOUR_MS = 3_600_000
+
+/** The fixed window containing `now`: [start of its UTC hour, start of the next UTC hour). */
+export function hourWindow(now: Date): { start: Date; resetAt: Date } {
+  const start = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS
+  return { start: new Date(start), resetAt: new Date(start + HOUR_MS) }
+}
+
+/** Seconds until the next UTC hour, rounded up: 1 at hh:59:59.999, 3600 at hh:00:00.000, never 0. */
+export function retryAfterSeconds(now: Date): number {
+  return Math.ceil((hourWindow(now).resetAt.getTime() - now.getTime()) / 1000)
+}
+
+/**
+ * The decision for a counter that stands at `count` after the hit. `used` is capped at `limit` so that a
+ * limit lowered mid-hour (tier downgrade) still reports used === limit on rejection.
+ */
+export function rateDecision(limit: number, count: number, allowed: boolean, now: Date): RateDecision {
+  const used = Math.min(count, limit)
+  return {
+    allowed,
+    limit,
+    used,
+    remaining: limit - used,
+    resetAt: hourWindow(now).resetAt,
+    retryAfterSeconds: retryAfterSeconds(now),
+  }
+}
+
+/** The X-RateLimit-* headers every counted response carries (Reset in unix seconds). */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(decision.resetAt.getTime() / 1000),
+  }
+}
+
+/** The 429 for a rejected decision: spec §7 body fields plus Retry-After and the X-RateLimit-* headers. */
+export function rateLimitExceeded(decision: RateDecision): AppError {
+  return new AppError(
+    'rate_limit',
+    `hourly limit of ${decision.limit} requests reached; the counter resets at ${decision.resetAt.toISOString()}`,
+    { limit: decision.limit, used: decision.used, retry_after_seconds: decision.retryAfterSeconds },
+    { ...rateLimitHeaders(decision), 'Retry-After': String(decision.retryAfterSeconds) },
+  )
+}
