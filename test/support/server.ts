@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const ROOT = resolve(import.meta.dirname, '../..')
+export const BUN = join(ROOT, 'node_modules/.bin/bun')
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolvePort(port))
+    })
+  })
+}
+
+export const tempDataDir = (prefix = 'mirador-') => mkdtempSync(join(tmpdir(), prefix))
+
+/**
+ * The child's environment: this process's, minus the store and limiter settings that the test runner
+ * itself was given (a server meant to run embedded must not silently pick up CI's DATABASE_URL).
+ */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited = { ...process.env }
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'OPENAI_API_KEY', 'OPENAI_BASE_URL']) delete inherited[name]
+  return { ...inherited, ...env }
+}
+
+export type CliResult = { code: number; stdout: string; stderr: string }
+
+/** Runs `bun src/cli.ts …` the way an operator would (`npm run cli -- …`). */
+export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(BUN, ['src/cli.ts', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.once('error', reject)
+    child.once('exit', (code) => resolveRun({ code: code ?? -1, stdout, stderr }))
+  })
+}
+
+export type RunningServer = {
+  url: string
+  port: number
+  env: Record<string, string>
+  /** Everything the server printed so far (stdout and stderr). */
+  output(): string
+  stop(): Promise<void>
+  cli(...args: string[]): Promise<CliResult>
+}
+
+/** Starts the real server (`bun src/main.ts`) and resolves once it logs that it listens. */
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningServer> {
+  const port = Number(env.PORT ?? (await freePort()))
+  const fullEnv = { ACCESS_LOG: 'on', DEMO_SEED: 'off', HOST: '127.0.0.1', ...env, PORT: String(port) }
+  const child: ChildProcess = spawn(BUN, ['src/main.ts'], {
+    cwd: ROOT,
+    env: childEnv(fullEnv),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<number>((resolveExit) => child.once('exit', (code) => resolveExit(code ?? -1)))
+  await new Promise<void>((ready, fail) => {
+    const deadline = setTimeout(() => fail(new Error(`server did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs)
+    const check = setInterval(() => {
+      if (output.includes('"event":"listening"')) {
+        clearInterval(check)
+        clearTimeout(deadline)
+        ready()
+      }
+    }, 50)
+    void exited.then((code) => {
+      clearInterval(check)
+      clearTimeout(deadline)
+      fail(new Error(`server exited with ${code} before listening:\n${output}`))
+    })
+  })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    env: fullEnv,
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      await exited
+      clearTimeout(timer)
+    },
+    cli: (...args) => runCli(args, fullEnv),
+  }
+}
