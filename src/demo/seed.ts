@@ -1,0 +1,24 @@
+import type { EventStore } from '../eventstore/port.ts'
+import { type IngestCounts, ingestRecords } from '../listings/ingest.ts'
+import { DEFAULT_FX, type FxTable } from '../market/fx.ts'
+import { type DemoOptions, generateDemoFeed } from './market.ts'
+
+export type SeedSummary = IngestCounts & { read: number; listings: number }
+/** Feed lines ingested so far, of all the lines of the demo. */
+export type SeedProgress = (done: number, total: number) => void
+
+/**
+ * `demo seed`: generates the demo market and ingests it like any feed. Seeding twice with the same
+ * options records nothing the second time (the lines are identical).
+ */
+export async function seedDemo(
+  store: EventStore,
+  options: DemoOptions,
+  progress?: SeedProgress,
+  fx: FxTable = DEFAULT_FX,
+): Promise<SeedSummary> {
+  const records = generateDemoFeed(options, fx)
+  progress?.(0, records.length)
+  const counts = await ingestRecords(store, records, fx, { onProgress: progress })
+  return { read: records.length, listings: options.listings, ...counts }
+}

@@ -1,0 +1,42 @@
+import { Type } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
+import type { Db } from '../db/port.ts'
+import { countryParam, type Problems, throwIfProblems } from '../market/query-params.ts'
+import { ZONE_SLUG_PATTERN } from '../market/zone-name.ts'
+import { notFound } from '../shared/errors.ts'
+import type { Clock } from '../shared/random.ts'
+import { getZoneDetail, listZones } from './queries.ts'
+import { ZoneDetailResponse, ZonesResponse } from './schemas.ts'
+
+const CountryQuery = Type.Object({ country: Type.Optional(Type.String()) })
+const SlugParams = Type.Object({ slug: Type.String() })
+const SLUG = new RegExp(ZONE_SLUG_PATTERN)
+
+/** GET /zones and GET /zone/:slug, relative to the API prefix; authentication is mounted in front. */
+export function zoneRoutes(deps: { db: Db; clock: Clock }) {
+  return new Elysia({ name: 'zones' })
+    .get(
+      '/zones',
+      async ({ query }) => {
+        const problems: Problems = []
+        const country = countryParam(query, problems)
+        throwIfProblems(problems, 'query')
+        const zones = await listZones(deps.db, country, deps.clock())
+        return { ok: true as const, country, count: zones.length, zones }
+      },
+      { query: CountryQuery, response: { 200: ZonesResponse } },
+    )
+    .get(
+      '/zone/:slug',
+      async ({ params, query }) => {
+        const problems: Problems = []
+        if (!SLUG.test(params.slug)) problems.push({ field: 'slug', message: 'must be zona-N, e.g. zona-10' })
+        const country = countryParam(query, problems)
+        throwIfProblems(problems, 'request')
+        const detail = await getZoneDetail(deps.db, country, params.slug, deps.clock())
+        if (!detail) throw notFound(`no zone ${params.slug} in ${country}`)
+        return { ok: true as const, ...detail }
+      },
+      { params: SlugParams, query: CountryQuery, response: { 200: ZoneDetailResponse } },
+    )
+}

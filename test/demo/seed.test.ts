@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest'
+import { seedDemo } from '../../src/demo/seed.ts'
+import type { RecordedEvent } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { databaseTargets } from '../support/databases.ts'
+import { ANCHOR } from '../support/market.ts'
+
+describe('demo seeding', () => {
+  it('records the same events for the same seed in any store, and nothing when seeded again', async () => {
+    const targets = databaseTargets('demo seeding')
+    // Two stores: PGlite and PostgreSQL when available, else two PGlite instances.
+    const chosen = targets.length > 1 ? targets : [targets[0]!, targets[0]!]
+    const stores = await Promise.all(
+      chosen.map(async (target) => {
+        const db = await target.open()
+        return { db, store: await openSqlEventStore(db) }
+      }),
+    )
+    const options = { seed: 'same', listings: 120, anchor: ANCHOR }
+    const progress: [number, number][] = []
+    const first = await seedDemo(stores[0]!.store, options, (done, total) => progress.push([done, total]))
+    await seedDemo(stores[1]!.store, options)
+
+    const events = await Promise.all(stores.map(({ store }) => store.readAll(0, { limit: 100_000 })))
+    const comparable = (list: RecordedEvent[]) => list.map(({ recordedAt: _at, ...event }) => event)
+    expect(comparable(events[0]!)).toEqual(comparable(events[1]!))
+    expect(first).toMatchObject({ listings: 120, new: 120, unchanged: 0 })
+    expect(progress[progress.length - 1]).toEqual([first.read, first.read])
+
+    expect(await seedDemo(stores[0]!.store, options)).toMatchObject({ new: 0, changed: 0, unchanged: first.read })
+    expect(await stores[0]!.store.headPosition()).toBe(events[0]!.length)
+    for (const { store, db } of stores) {
+      await store.close()
+      await db.close()
+    }
+  })
+})

@@ -1,0 +1,146 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Db } from '../../src/db/port.ts'
+import type { EventStore } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { type IngestProgress, ingestFile, ingestLines, ingestRecords, type Rejection } from '../../src/listings/ingest.ts'
+import { listingStream } from '../../src/listings/listing.ts'
+import { DEFAULT_FX } from '../../src/market/fx.ts'
+import { generateDemoFeed } from '../../src/demo/market.ts'
+import { databaseTargets } from '../support/databases.ts'
+import { aLine, aRecord, ANCHOR } from '../support/market.ts'
+
+const NOW = new Date('2026-04-01T00:00:00.000Z')
+const options = { fx: DEFAULT_FX, now: NOW }
+
+for (const target of databaseTargets('listing ingestion')) {
+  describe(`listing ingestion on ${target.name}`, () => {
+    let db: Db
+    let store: EventStore
+    let dir: string
+
+    beforeAll(async () => {
+      db = await target.open()
+      store = await openSqlEventStore(db)
+      dir = await mkdtemp(join(tmpdir(), 'mirador-ingest-'))
+    })
+    afterAll(async () => {
+      await store?.close()
+      await db?.close()
+      await rm(dir, { recursive: true, force: true })
+    })
+
+    const typesIn = async (source: string, sourceId: string) =>
+      (await store.readStream(listingStream(source, sourceId))).map((e) => e.type)
+
+    it('records a market once: re-running the same lines records nothing', async () => {
+      const records = generateDemoFeed({ seed: 'ingest', listings: 150, anchor: ANCHOR })
+      const first = await ingestRecords(store, records, DEFAULT_FX)
+      expect(first.new).toBe(150)
+      expect(first.new + first.changed + first.unchanged).toBe(records.length)
+      expect(first.unchanged).toBe(0)
+      const head = await store.headPosition()
+
+      expect(await ingestRecords(store, records, DEFAULT_FX)).toEqual({ new: 0, changed: 0, unchanged: records.length })
+      expect(await store.headPosition()).toBe(head)
+    })
+
+    it('records a changed price as exactly one event, with event times from the feed', async () => {
+      const record = aRecord({ source_id: 'price-change' })
+      expect(await ingestRecords(store, [record], DEFAULT_FX)).toEqual({ new: 1, changed: 0, unchanged: 0 })
+      const later = { ...record, price: 1_472_500, observed_at: '2026-03-09T08:00:00.000Z' }
+      expect(await ingestRecords(store, [later], DEFAULT_FX)).toEqual({ new: 0, changed: 1, unchanged: 0 })
+      const events = await store.readStream(listingStream('broker', 'price-change'))
+      expect(events.map((e) => e.type)).toEqual(['ListingIngested', 'ListingPriceChanged'])
+      expect(events[1]!.data).toMatchObject({ price_local: 1_472_500, price_usd: 190_000, observed_at: later.observed_at })
+      expect(await ingestRecords(store, [record, later], DEFAULT_FX)).toEqual({ new: 0, changed: 0, unchanged: 2 })
+    })
+
+    it('applies several lines of one listing in one run, in their order', async () => {
+      const lines = [
+        aRecord({ source_id: 'one-run' }),
+        aRecord({ source_id: 'one-run', verified_at: '2026-03-02T00:00:00.000Z', observed_at: '2026-03-02T00:00:00.000Z' }),
+        aRecord({
+          source_id: 'one-run',
+          verified_at: '2026-03-02T00:00:00.000Z',
+          status: 'delisted',
+          observed_at: '2026-03-03T00:00:00.000Z',
+        }),
+      ]
+      expect(await ingestRecords(store, lines, DEFAULT_FX)).toEqual({ new: 1, changed: 2, unchanged: 0 })
+      expect(await typesIn('broker', 'one-run')).toEqual(['ListingIngested', 'ListingVerified', 'ListingDelisted'])
+    })
+
+    it('lets concurrent ingestions of the same listing record each change once', async () => {
+      const record = aRecord({ source_id: 'contended' })
+      const results = await Promise.all([1, 2, 3, 4].map(() => ingestRecords(store, [record], DEFAULT_FX)))
+      expect(results.reduce((n, r) => n + r.new, 0)).toBe(1)
+      expect(results.reduce((n, r) => n + r.unchanged, 0)).toBe(3)
+      expect(await typesIn('broker', 'contended')).toEqual(['ListingIngested'])
+    })
+
+    it('retries a run that lost a race with another change of the same listing; the latest observation wins', async () => {
+      const base = aRecord({ source_id: 'raced' })
+      await ingestRecords(store, [base], DEFAULT_FX)
+      const changes = [1, 2, 3, 4, 5].map((day) => ({
+        ...base,
+        price: 1_500_000 - day * 10_000,
+        observed_at: `2026-03-0${day + 1}T00:00:00.000Z`,
+      }))
+      const results = await Promise.all(changes.map((change) => ingestRecords(store, [change], DEFAULT_FX)))
+      expect(results.reduce((n, r) => n + r.changed + r.unchanged, 0)).toBe(5)
+      const events = await store.readStream(listingStream('broker', 'raced'))
+      expect(events.filter((e) => e.type === 'ListingPriceChanged').length).toBe(results.reduce((n, r) => n + r.changed, 0))
+      expect(events[events.length - 1]!.data).toMatchObject({ price_local: 1_450_000, observed_at: '2026-03-06T00:00:00.000Z' })
+    })
+
+    it('stores the good lines of a file, reports each bad line with its number and stores nothing of it', async () => {
+      const lines = [
+        JSON.stringify(aLine({ source_id: 'file-1' })),
+        '',
+        JSON.stringify(aLine({ source_id: 'file-bad-country', country: 'MX' })),
+        '{ not json',
+        JSON.stringify(aLine({ source_id: 'file-2', source: 'scraped', broker: null })),
+        JSON.stringify(aLine({ source_id: 'file-bad-broker', broker: null })),
+        JSON.stringify(aLine({ source_id: 'file-1' })),
+        JSON.stringify(aLine({ source_id: 'file-1', price: 1_000_000, observed_at: '2026-03-10T00:00:00Z' })),
+      ]
+      const path = join(dir, 'feed.ndjson')
+      await writeFile(path, `\uFEFF${lines.join("\n")}\n`)
+      const seen: Rejection[] = []
+      const progress: IngestProgress[] = []
+      const summary = await ingestFile(store, path, {
+        ...options,
+        batchSize: 2,
+        onRejected: (r) => seen.push(r),
+        onProgress: (p) => progress.push(p),
+      })
+
+      expect(summary).toMatchObject({ read: 7, new: 2, changed: 1, unchanged: 1, rejected: 3 })
+      expect(summary.rejections.map((r) => [r.line, r.details.map((d) => d.field)])).toEqual([
+        [3, ['country']],
+        [4, ['(root)']],
+        [6, ['broker']],
+      ])
+      expect(summary.rejections[0]!.reason).toMatch(/^line 3: country: must be one of/)
+      expect(seen).toEqual(summary.rejections)
+      expect(await typesIn('broker', 'file-bad-country')).toEqual([])
+      expect(await typesIn('broker', 'file-bad-broker')).toEqual([])
+      expect(await typesIn('scraped', 'file-2')).toEqual(['ListingIngested'])
+      expect(await typesIn('broker', 'file-1')).toEqual(['ListingIngested', 'ListingPriceChanged'])
+      const last = progress[progress.length - 1]!
+      expect(last).toMatchObject({ read: 7, rejected: 3, bytesRead: last.totalBytes })
+      expect(progress.map((p) => p.read)).toEqual([...progress.map((p) => p.read)].sort((a, b) => a - b))
+    })
+
+    it('gives lines without observed_at the time of the run', async () => {
+      const { observed_at: _drop, ...line } = aLine({ source_id: 'no-observed-at' })
+      const summary = await ingestLines(store, [JSON.stringify(line)], options)
+      expect(summary).toMatchObject({ read: 1, new: 1, rejected: 0 })
+      const [event] = await store.readStream(listingStream('broker', 'no-observed-at'))
+      expect(event!.data.observed_at).toBe(NOW.toISOString())
+    })
+  })
+}

@@ -1,0 +1,187 @@
+import { describe, expect, it } from 'vitest'
+import type { FeedRecord } from '../../src/listings/feed.ts'
+import {
+  decideListing,
+  evolveListing,
+  type Listing,
+  type ListingEvent,
+  listingEventId,
+  listingId,
+  listingStream,
+  untracked,
+} from '../../src/listings/listing.ts'
+import { DEFAULT_FX, type FxTable } from '../../src/market/fx.ts'
+import { aRecord } from '../support/market.ts'
+
+const LATER = '2026-03-05T12:00:00.000Z'
+const id = listingId('broker', 'brk-1')
+
+/** Given past events, when a feed line is observed, then these events (and this state). */
+const given = (...history: ListingEvent[]) => {
+  const state = history.reduce(evolveListing, untracked)
+  return {
+    state,
+    when: (record: FeedRecord, fx: FxTable = DEFAULT_FX) => decideListing({ type: 'ObserveListing', record, fx }, state),
+  }
+}
+const ingested = (record = aRecord()) => given().when(record)
+const typesOf = (events: ListingEvent[]) => events.map((e) => e.type)
+
+describe('listing decisions', () => {
+  it('records a first sighting with all attributes, the local price, the FX rate and the USD price', () => {
+    expect(ingested()).toEqual([
+      {
+        type: 'ListingIngested',
+        data: {
+          listing_id: id,
+          source: 'broker',
+          source_id: 'brk-1',
+          country: 'GT',
+          zone: 'Zona 10',
+          operation: 'Venta',
+          property_type: 'Apartamento',
+          title: 'Apartamento en venta, Zona 10',
+          area_m2: 100,
+          bedrooms: 2,
+          bathrooms: 2,
+          broker: { id: 'gt-brk-01', name: 'Inmobiliaria Los Altos' },
+          url: 'https://gt-brk-01.example/propiedades/brk-1',
+          listed_at: '2026-03-01T10:00:00.000Z',
+          price_local: 1_550_000,
+          currency: 'GTQ',
+          fx_rate: 7.75,
+          price_usd: 200_000,
+          observed_at: '2026-03-01T12:00:00.000Z',
+        },
+      },
+    ])
+  })
+
+  it('records a first sighting that is already verified or already delisted as such', () => {
+    const record = aRecord({ verified_at: '2026-03-01T11:00:00.000Z', status: 'delisted' })
+    const events = ingested(record)
+    expect(typesOf(events)).toEqual(['ListingIngested', 'ListingVerified', 'ListingDelisted'])
+    expect(events[1]!.data).toEqual({
+      listing_id: id,
+      verified_by: 'feed',
+      verified_at: '2026-03-01T11:00:00.000Z',
+      observed_at: '2026-03-01T12:00:00.000Z',
+    })
+  })
+
+  it('records nothing for an identical line, even observed later or converted with another FX table', () => {
+    const { when } = given(...ingested())
+    expect(when(aRecord())).toEqual([])
+    expect(when(aRecord({ observed_at: LATER }))).toEqual([])
+    expect(when(aRecord({ observed_at: LATER }), { ...DEFAULT_FX, GTQ: 8 })).toEqual([])
+  })
+
+  it('records a price change with the previous price, at the time it was observed', () => {
+    const { when } = given(...ingested())
+    expect(when(aRecord({ price: 1_472_500, observed_at: LATER }))).toEqual([
+      {
+        type: 'ListingPriceChanged',
+        data: {
+          listing_id: id,
+          price_local: 1_472_500,
+          currency: 'GTQ',
+          fx_rate: 7.75,
+          price_usd: 190_000,
+          previous_price_local: 1_550_000,
+          previous_currency: 'GTQ',
+          previous_price_usd: 200_000,
+          observed_at: LATER,
+        },
+      },
+    ])
+    expect(typesOf(when(aRecord({ price: 200_000, currency: 'USD', observed_at: LATER })))).toEqual(['ListingPriceChanged'])
+  })
+
+  it('ignores a line older than what is recorded (a stale re-delivery)', () => {
+    const { when } = given(...ingested(aRecord({ observed_at: LATER })))
+    expect(when(aRecord({ price: 1, observed_at: '2026-03-02T00:00:00.000Z' }))).toEqual([])
+  })
+
+  it('records verification once per verification time; a line without it does not withdraw it', () => {
+    const { when } = given(...ingested())
+    const verified = aRecord({ verified_at: '2026-03-02T00:00:00.000Z', observed_at: LATER })
+    expect(typesOf(when(verified))).toEqual(['ListingVerified'])
+    const after = given(...ingested(), ...when(verified))
+    expect(after.when(verified)).toEqual([])
+    expect(after.when(aRecord({ observed_at: LATER }))).toEqual([])
+    expect(typesOf(after.when(aRecord({ verified_at: '2026-03-04T00:00:00.000Z', observed_at: LATER })))).toEqual([
+      'ListingVerified',
+    ])
+  })
+
+  it('delists before and relists after the other changes of the same line', () => {
+    const { when, state } = given(...ingested())
+    const delisted = when(aRecord({ status: 'delisted', price: 1_472_500, observed_at: LATER }))
+    expect(typesOf(delisted)).toEqual(['ListingDelisted', 'ListingPriceChanged'])
+    const back = given(...ingested(), ...delisted)
+    expect(back.state.status).toBe('delisted')
+    const relisted = back.when(aRecord({ status: 'active', price: 1_400_000, observed_at: '2026-03-06T00:00:00.000Z' }))
+    expect(typesOf(relisted)).toEqual(['ListingPriceChanged', 'ListingRelisted'])
+    expect(state.status).toBe('active')
+  })
+
+  it('records changed details with the complete new details and the names of the changed fields', () => {
+    const { when } = given(...ingested())
+    const [event, ...rest] = when(aRecord({ title: 'Nuevo título', bedrooms: 3, observed_at: LATER }))
+    expect(rest).toEqual([])
+    expect(event).toMatchObject({
+      type: 'ListingDetailsChanged',
+      data: { listing_id: id, changed: ['title', 'bedrooms'], title: 'Nuevo título', bedrooms: 3, zone: 'Zona 10', observed_at: LATER },
+    })
+    expect(typesOf(when(aRecord({ broker: { id: 'gt-brk-02', name: 'Punto Hogar' }, observed_at: LATER })))).toEqual([
+      'ListingDetailsChanged',
+    ])
+  })
+
+  it('compares a stored broker by value, whatever the order of its keys', () => {
+    const [first] = ingested()
+    const reloaded = JSON.parse(
+      JSON.stringify(first).replace(
+        '{"id":"gt-brk-01","name":"Inmobiliaria Los Altos"}',
+        '{"name":"Inmobiliaria Los Altos","id":"gt-brk-01"}',
+      ),
+    )
+    expect(given(reloaded).when(aRecord({ observed_at: LATER }))).toEqual([])
+  })
+
+  it('evolves into the state the events describe', () => {
+    const history = [
+      ...ingested(),
+      ...given(...ingested()).when(aRecord({ verified_at: '2026-03-02T00:00:00.000Z', price: 1_472_500, observed_at: LATER })),
+    ]
+    const state = history.reduce(evolveListing, untracked) as Exclude<Listing, { status: 'untracked' }>
+    expect(state).toMatchObject({
+      status: 'active',
+      id,
+      verifiedAt: '2026-03-02T00:00:00.000Z',
+      observedAt: LATER,
+      price: { price_local: 1_472_500, currency: 'GTQ', fx_rate: 7.75, price_usd: 190_000 },
+    })
+  })
+})
+
+describe('listing identity', () => {
+  it('derives a safe stream name and id from any source id, distinct per source', () => {
+    const odd = 'ID with spaces/ümlauts-and-dashes\n#1'
+    expect(listingStream('broker', odd)).toMatch(/^listing-[0-9a-f]{24}$/)
+    expect(listingId('broker', odd)).toMatch(/^lst_[0-9a-f]{24}$/)
+    expect(listingStream('broker', 'a')).not.toBe(listingStream('scraped', 'a'))
+    expect(listingStream('broker', 'a')).toBe(listingStream('broker', 'a'))
+  })
+
+  it('derives event ids from stream, revision and content: retries repeat them, other decisions do not', () => {
+    const [event] = ingested()
+    const stream = listingStream('broker', 'brk-1')
+    const eventId = listingEventId(stream, 0, event!)
+    expect(eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(listingEventId(stream, 0, event!)).toBe(eventId)
+    expect(listingEventId(stream, 1, event!)).not.toBe(eventId)
+    const [other] = ingested(aRecord({ price: 1 }))
+    expect(listingEventId(stream, 0, other!)).not.toBe(eventId)
+  })
+})

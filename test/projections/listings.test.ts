@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { HISTORY_TABLE, LISTINGS_TABLE, ZONES_TABLE } from '../../projections/listings.ts'
+import type { Db } from '../../src/db/port.ts'
+import { ingestRecords } from '../../src/listings/ingest.ts'
+import { listingId } from '../../src/listings/listing.ts'
+import { parseListingSearch, searchListings } from '../../src/listings/search.ts'
+import { DEFAULT_FX } from '../../src/market/fx.ts'
+import { COUNTRIES } from '../../src/market/vocabulary.ts'
+import { getZoneDetail, listZones } from '../../src/zones/queries.ts'
+import { databaseTargets } from '../support/databases.ts'
+import { ANCHOR, aRecord, type Market, openMarket } from '../support/market.ts'
+
+const NOW = new Date(ANCHOR.getTime() + 3_600_000)
+
+/** Everything the zone endpoints serve, for every country and zone. */
+async function zoneStatistics(db: Db): Promise<string> {
+  const out: unknown[] = []
+  for (const country of COUNTRIES) {
+    const zones = await listZones(db, country, NOW)
+    out.push(zones)
+    for (const zone of zones) out.push(await getZoneDetail(db, country, zone.slug, NOW))
+  }
+  return JSON.stringify(out)
+}
+
+const tables = async (db: Db) =>
+  JSON.stringify([
+    await db.query(`select * from ${LISTINGS_TABLE} order by listing_id`),
+    await db.query(`select * from ${HISTORY_TABLE} order by listing_id, since_revision`),
+    await db.query(`select * from ${ZONES_TABLE} order by country, zone_no`),
+  ])
+
+for (const target of databaseTargets('listings projection')) {
+  describe(`listings projection on ${target.name}`, () => {
+    let market: Market
+    beforeAll(async () => {
+      market = await openMarket(target, 300, 'replay')
+    })
+    afterAll(async () => market?.close())
+
+    it('rebuilds byte-identical read models and zone statistics from the events', async () => {
+      const statistics = await zoneStatistics(market.db)
+      const rows = await tables(market.db)
+      const page = JSON.stringify(await searchListings(market.db, parseListingSearch({ limit: '200' }), NOW))
+
+      await market.runner.rebuild(['listings'])
+
+      expect(await zoneStatistics(market.db)).toBe(statistics)
+      expect(await tables(market.db)).toBe(rows)
+      expect(JSON.stringify(await searchListings(market.db, parseListingSearch({ limit: '200' }), NOW))).toBe(page)
+    })
+
+    it('takes times from the events, not from when the projection ran', async () => {
+      const latest = market.records.reduce((max, r) => (r.observed_at > max ? r.observed_at : max), '')
+      const [row] = await market.db.query<{ latest: Date }>(`select max(updated_at) as latest from ${ZONES_TABLE}`)
+      expect(new Date(row!.latest).toISOString()).toBe(latest)
+    })
+
+    it('follows a listing through a zone move, a price change, delisting, relisting and a new title', async () => {
+      const { db, store, runner } = market
+      const first = aRecord({ source_id: 'mover', country: 'HN', zone: 'Zona 3', currency: 'USD', price: 100_000, area_m2: 80 })
+      await ingestRecords(store, [first], DEFAULT_FX)
+      const at = '2026-03-02T00:00:00.000Z'
+      const moved = { ...first, zone: 'Zona 4', price: 90_000, verified_at: at, observed_at: at }
+      const delisted = { ...moved, status: 'delisted' as const, observed_at: '2026-03-03T00:00:00.000Z' }
+      const back = { ...moved, observed_at: '2026-03-04T00:00:00.000Z' }
+      const retitled = { ...back, title: 'Casa remodelada', observed_at: '2026-03-05T00:00:00.000Z' }
+      await ingestRecords(store, [moved, delisted, back, retitled], DEFAULT_FX)
+      await runner.catchUp()
+
+      const id = listingId('broker', 'mover')
+      const [listing] = await db.query(
+        `select zone_no, title, status, public, price_usd::text, ppm2_usd::text from ${LISTINGS_TABLE} where listing_id = $1`,
+        [id],
+      )
+      expect(listing).toEqual({
+        zone_no: 4,
+        title: 'Casa remodelada',
+        status: 'active',
+        public: true,
+        price_usd: '90000.00',
+        ppm2_usd: '1125.00',
+      })
+      const history = await db.query<{ zone_no: number; price_usd: string; valid_from: Date; valid_to: Date | null }>(
+        `select zone_no, price_usd::text, valid_from, valid_to from ${HISTORY_TABLE} where listing_id = $1 order by since_revision`,
+        [id],
+      )
+      const iso = (time: Date | null) => time && new Date(time).toISOString()
+      expect(history.map((h) => [h.zone_no, h.price_usd, iso(h.valid_from), iso(h.valid_to)])).toEqual([
+        [3, '100000.00', '2026-03-01T12:00:00.000Z', '2026-03-02T00:00:00.000Z'],
+        // The move and the price change of one line: an empty interval in between, active at no time.
+        [4, '100000.00', '2026-03-02T00:00:00.000Z', '2026-03-02T00:00:00.000Z'],
+        [4, '90000.00', '2026-03-02T00:00:00.000Z', '2026-03-03T00:00:00.000Z'],
+        // A new title changes no statistic: the interval stays open.
+        [4, '90000.00', '2026-03-04T00:00:00.000Z', null],
+      ])
+    })
+  })
+}

@@ -1,0 +1,67 @@
+import { listingsProjection } from '../../projections/listings.ts'
+import { ProjectionRunner } from '../../projections/runner.ts'
+import { generateDemoFeed } from '../../src/demo/market.ts'
+import type { Db } from '../../src/db/port.ts'
+import type { EventStore } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import type { FeedLine, FeedRecord } from '../../src/listings/feed.ts'
+import { ingestRecords } from '../../src/listings/ingest.ts'
+import { DEFAULT_FX } from '../../src/market/fx.ts'
+import type { DatabaseTarget } from './databases.ts'
+
+/** A valid broker feed line; override any field. */
+export const aLine = (overrides: Partial<Record<keyof FeedLine, unknown>> = {}): Record<string, unknown> => ({
+  source: 'broker',
+  source_id: 'brk-1',
+  country: 'GT',
+  zone: 'Zona 10',
+  operation: 'Venta',
+  property_type: 'Apartamento',
+  price: 1_550_000,
+  currency: 'GTQ',
+  area_m2: 100,
+  bedrooms: 2,
+  bathrooms: 2,
+  title: 'Apartamento en venta, Zona 10',
+  broker: { id: 'gt-brk-01', name: 'Inmobiliaria Los Altos' },
+  url: 'https://gt-brk-01.example/propiedades/brk-1',
+  listed_at: '2026-03-01T10:00:00Z',
+  verified_at: null,
+  status: 'active',
+  observed_at: '2026-03-01T12:00:00Z',
+  ...overrides,
+})
+
+/** A valid record, as parseFeedLine would return it for `aLine(overrides)` (times already UTC ISO). */
+export const aRecord = (overrides: Partial<FeedRecord> = {}): FeedRecord =>
+  ({
+    ...aLine(),
+    listed_at: '2026-03-01T10:00:00.000Z',
+    observed_at: '2026-03-01T12:00:00.000Z',
+    ...overrides,
+  }) as FeedRecord
+
+export const ANCHOR = new Date('2026-05-01T00:00:00.000Z')
+
+export type Market = { db: Db; store: EventStore; runner: ProjectionRunner; records: FeedRecord[]; close(): Promise<void> }
+
+/** A database holding the demo market of `listings` listings, projected. */
+export async function openMarket(target: DatabaseTarget, listings: number, seed = 'test'): Promise<Market> {
+  const db = await target.open()
+  const store = await openSqlEventStore(db)
+  const runner = new ProjectionRunner(db, store, [listingsProjection])
+  const records = generateDemoFeed({ seed, listings, anchor: ANCHOR })
+  await ingestRecords(store, records, DEFAULT_FX)
+  await runner.catchUp()
+  return {
+    db,
+    store,
+    runner,
+    records,
+    async close() {
+      await runner.stop()
+      await store.close()
+      await db.close()
+    },
+  }
+}
