@@ -1,0 +1,127 @@
+import { Type } from '@sinclair/typebox'
+import {
+  budgetFit,
+  clamp,
+  confidenceFor,
+  daysOnMarket,
+  type Finding,
+  grossYield,
+  missingCount,
+  momentum,
+  priceVsCountry,
+  saleSample,
+  scoreOf,
+  verdictForScore,
+} from '../analysis.ts'
+import type { ZoneDetail } from '../facts.ts'
+import { definePersona, UsdAmount } from './define.ts'
+
+const PROFILES = ['conservative', 'balanced', 'aggressive'] as const
+const VERDICTS = ['BUY', 'HOLD', 'AVOID'] as const
+
+/** Score needed for BUY and for HOLD; a riskier profile needs less. */
+const THRESHOLDS: Record<(typeof PROFILES)[number], { buy: number; hold: number }> = {
+  conservative: { buy: 2.5, hold: -0.25 },
+  balanced: { buy: 1.5, hold: -1 },
+  aggressive: { buy: 0.75, hold: -2 },
+}
+/** A 30-day move matters fully up to this horizon and proportionally less beyond it. */
+const MOMENTUM_HORIZON_YEARS = 3
+const TARGET_YIELD_PCT = 6
+
+/** The cheapest built property type with a median price: the entry ticket to the zone. */
+function entrySegment(zone: ZoneDetail) {
+  const priced = zone.by_property_type.filter((p) => p.property_type !== 'Terreno' && p.median_price_usd !== null)
+  return priced.sort((a, b) => a.median_price_usd! - b.median_price_usd! || a.property_type.localeCompare(b.property_type))[0]
+}
+
+export const investor = definePersona({
+  id: 'investor',
+  name: 'Investor',
+  description: 'Whether to buy into a zone now: value against the country, momentum, liquidity, rental yield and budget fit.',
+  profiles: PROFILES,
+  verdicts: VERDICTS,
+  extra: {
+    budget_usd: Type.Optional(UsdAmount('budget in USD')),
+    horizon_years: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, description: 'holding period in years' })),
+  },
+  rules:
+    'Score the zone: cheaper than the country median price per m² is favourable (1 point per 10%, at most 2); the ' +
+    '30-day change is favourable when positive (0.4 points per %, at most 2, weighted down for horizons over 3 years); ' +
+    'selling faster than the country (median days on market) is favourable (at most 1.5); a gross rental yield above ' +
+    '6% is favourable (at most 1.5); a budget below the cheapest property type\'s median price is unfavourable. ' +
+    'BUY at 2.5/1.5/0.75 points (conservative/balanced/aggressive), HOLD at -0.25/-1/-2, otherwise AVOID.',
+  assess(input, facts) {
+    const weight = input.horizon_years ? Math.min(1, MOMENTUM_HORIZON_YEARS / input.horizon_years) : 1
+    const yieldNow = grossYield(facts.zone)
+    const findings: Finding[] = [
+      priceVsCountry(facts, -1, 2),
+      momentum(facts, 0.4 * weight, 2 * weight),
+      daysOnMarket(facts, 2, 1.5),
+      yieldNow
+        ? { kind: 'gross_yield', ...yieldNow, points: clamp((yieldNow.pct - TARGET_YIELD_PCT) / 1.5, -1.5, 1.5) }
+        : { kind: 'missing', figure: 'gross_yield' },
+    ]
+    if (input.budget_usd !== undefined) {
+      const entry = entrySegment(facts.zone)
+      const segment = entry ? { kind: 'property_type' as const, value: entry.property_type } : { kind: 'zone' as const }
+      findings.push(budgetFit(input.budget_usd, segment, entry ?? facts.zone, 2.5, 2, 0))
+    }
+    if (input.horizon_years !== undefined) findings.push({ kind: 'horizon', years: input.horizon_years, momentum_weight: weight })
+    const score = scoreOf(findings)
+    const t = THRESHOLDS[input.profile]
+    return {
+      verdict: verdictForScore(score, [['BUY', t.buy], ['HOLD', t.hold]], 'AVOID'),
+      confidence: confidenceFor(saleSample(facts.zone), missingCount(findings)),
+      findings,
+      sample: saleSample(facts.zone),
+    }
+  },
+  text: {
+    en: {
+      title: 'investor briefing',
+      profiles: { conservative: 'conservative', balanced: 'balanced', aggressive: 'aggressive' },
+      verdicts: { BUY: 'buy', HOLD: 'wait and watch', AVOID: 'avoid' },
+      advice: {
+        BUY: 'The figures support entering now: shortlist listings at or below the zone median price per m² and confirm rents before committing.',
+        HOLD: 'The signals are mixed: keep the zone on a watch list and revisit when the 30-day trend or the days on market move.',
+        AVOID: 'The figures do not support entering now: capital is likely better placed in a zone with better value or liquidity.',
+      },
+      profileAdvice: {
+        conservative: 'As a conservative investor you need several signals to agree before buying.',
+        balanced: 'As a balanced investor you weigh value and momentum equally.',
+        aggressive: 'As an aggressive investor you accept weaker signals in exchange for earlier entry.',
+      },
+    },
+    es: {
+      title: 'informe para inversionistas',
+      profiles: { conservative: 'conservador', balanced: 'equilibrado', aggressive: 'agresivo' },
+      verdicts: { BUY: 'comprar', HOLD: 'esperar y observar', AVOID: 'evitar' },
+      advice: {
+        BUY: 'Las cifras respaldan entrar ahora: preseleccione propiedades en o por debajo de la mediana de precio por m² de la zona y confirme las rentas antes de comprometerse.',
+        HOLD: 'Las señales son mixtas: mantenga la zona en observación y revísela cuando cambien la tendencia de 30 días o los días en el mercado.',
+        AVOID: 'Las cifras no respaldan entrar ahora: el capital probablemente rinda más en una zona con mejor valor o liquidez.',
+      },
+      profileAdvice: {
+        conservative: 'Como inversionista conservador, necesita que varias señales coincidan antes de comprar.',
+        balanced: 'Como inversionista equilibrado, pondera por igual el valor y el impulso.',
+        aggressive: 'Como inversionista agresivo, acepta señales más débiles a cambio de entrar antes.',
+      },
+    },
+    pt: {
+      title: 'relatório para investidores',
+      profiles: { conservative: 'conservador', balanced: 'equilibrado', aggressive: 'arrojado' },
+      verdicts: { BUY: 'comprar', HOLD: 'aguardar e observar', AVOID: 'evitar' },
+      advice: {
+        BUY: 'Os números sustentam a entrada agora: selecione imóveis no preço mediano por m² da zona ou abaixo dele e confirme os aluguéis antes de fechar.',
+        HOLD: 'Os sinais são mistos: mantenha a zona em observação e reavalie quando a tendência de 30 dias ou o tempo de venda mudarem.',
+        AVOID: 'Os números não sustentam a entrada agora: o capital provavelmente rende mais numa zona com melhor valor ou liquidez.',
+      },
+      profileAdvice: {
+        conservative: 'Como investidor conservador, você precisa que vários sinais concordem antes de comprar.',
+        balanced: 'Como investidor equilibrado, você pesa valor e tendência por igual.',
+        aggressive: 'Como investidor arrojado, você aceita sinais mais fracos em troca de entrar antes.',
+      },
+    },
+  },
+})

@@ -1,0 +1,172 @@
+import fc from 'fast-check'
+import type { CountryContext, SegmentStats, ZoneDetail, ZoneFacts, ZoneFactsSource } from '../../src/briefings/facts.ts'
+import { BEDROOM_GROUPS, type Country, PROPERTY_TYPES } from '../../src/market/vocabulary.ts'
+
+/** A plausible zone (Guatemala City-like figures); every field can be overridden. */
+export function zoneDetail(overrides: Partial<ZoneDetail> = {}): ZoneDetail {
+  return {
+    zone: 'Zona 10',
+    slug: 'zona-10',
+    country: 'GT',
+    n_active: 160,
+    median_ppm2_usd: 1820,
+    median_price_usd: 245_000,
+    median_dom: 45,
+    by_property_type: [
+      { property_type: 'Apartamento', n_active: 90, median_ppm2_usd: 1900, median_price_usd: 210_000 },
+      { property_type: 'Casa', n_active: 40, median_ppm2_usd: 1500, median_price_usd: 390_000 },
+      { property_type: 'Terreno', n_active: 12, median_ppm2_usd: 520, median_price_usd: 480_000 },
+      { property_type: 'Oficina', n_active: 18, median_ppm2_usd: 2100, median_price_usd: 260_000 },
+    ],
+    by_bedrooms: [
+      { bedrooms: '1', n_active: 30, median_ppm2_usd: 2000, median_price_usd: 140_000 },
+      { bedrooms: '2', n_active: 55, median_ppm2_usd: 1850, median_price_usd: 205_000 },
+      { bedrooms: '3', n_active: 45, median_ppm2_usd: 1700, median_price_usd: 320_000 },
+    ],
+    by_operation: [
+      { operation: 'Venta', n_active: 120, median_ppm2_usd: 1820, median_price_usd: 245_000 },
+      { operation: 'Renta', n_active: 40, median_ppm2_usd: 11.5, median_price_usd: 1_400 },
+    ],
+    change_30d: { median_ppm2_usd_now: 1820, median_ppm2_usd_then: 1765, pct: 3.1, n_active_now: 160, n_active_then: 150 },
+    source_mix: [
+      { source: 'broker', n: 100, share: 0.625 },
+      { source: 'scraped', n: 60, share: 0.375 },
+    ],
+    updated_at: '2026-05-07T12:00:00.000Z',
+    ...overrides,
+  }
+}
+
+export function countryContext(overrides: Partial<CountryContext> = {}): CountryContext {
+  return {
+    country: 'GT',
+    zones: 14,
+    n_active: 2100,
+    median_ppm2_usd: 1500,
+    median_price_usd: 190_000,
+    median_dom: 60,
+    change_30d_pct: 0.8,
+    ...overrides,
+  }
+}
+
+export const facts = (zone: Partial<ZoneDetail> = {}, country: Partial<CountryContext> = {}): ZoneFacts => ({
+  zone: zoneDetail(zone),
+  country: countryContext(country),
+})
+
+/** Zones held in memory, for service tests that are not about the zone read models. */
+export function fixtureFacts(zones: readonly ZoneDetail[], country: CountryContext = countryContext()): ZoneFactsSource & { zoneCalls: number } {
+  const source = {
+    zoneCalls: 0,
+    async zone(code: Country, name: string) {
+      source.zoneCalls += 1
+      return zones.find((z) => z.country === code && z.zone === name) ?? null
+    },
+    async country() {
+      return country
+    },
+  }
+  return source
+}
+
+/** Zona 1 … Zona n of Guatemala, all with the default figures. */
+export const gtZones = (n: number) => Array.from({ length: n }, (_, i) => zoneDetail({ zone: `Zona ${i + 1}`, slug: `zona-${i + 1}` }))
+
+// ---- arbitraries for property-based tests ---------------------------------------------------
+
+const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null, freq: 6 })
+const money = (min: number, max: number) => fc.double({ min, max, noNaN: true, noDefaultInfinity: true })
+
+const segmentStats: fc.Arbitrary<SegmentStats> = fc.record({
+  n_active: fc.integer({ min: 0, max: 400 }),
+  median_ppm2_usd: maybe(money(100, 8000)),
+  median_price_usd: maybe(money(10_000, 3_000_000)),
+})
+
+export const zoneArb: fc.Arbitrary<ZoneDetail> = fc
+  .record({
+    stats: segmentStats,
+    dom: maybe(fc.integer({ min: 1, max: 400 })),
+    change: maybe(fc.double({ min: -25, max: 25, noNaN: true })),
+    types: fc.subarray([...PROPERTY_TYPES]).chain((types) => fc.tuple(...types.map((t) => segmentStats.map((s) => ({ property_type: t, ...s }))))),
+    bedrooms: fc.subarray([...BEDROOM_GROUPS]).chain((groups) => fc.tuple(...groups.map((b) => segmentStats.map((s) => ({ bedrooms: b, ...s }))))),
+    sale: segmentStats,
+    rent: fc.option(
+      fc.record({ n_active: fc.integer({ min: 0, max: 200 }), median_ppm2_usd: maybe(money(1, 60)), median_price_usd: maybe(money(100, 20_000)) }),
+      { nil: undefined },
+    ),
+  })
+  .map(({ stats, dom, change, types, bedrooms, sale, rent }) =>
+    zoneDetail({
+      ...stats,
+      median_dom: dom,
+      by_property_type: types,
+      by_bedrooms: bedrooms,
+      by_operation: [{ operation: 'Venta' as const, ...sale }, ...(rent ? [{ operation: 'Renta' as const, ...rent }] : [])],
+      change_30d: { median_ppm2_usd_now: stats.median_ppm2_usd, median_ppm2_usd_then: null, pct: change, n_active_now: stats.n_active, n_active_then: 0 },
+    }),
+  )
+
+export const countryArb: fc.Arbitrary<CountryContext> = fc.record({
+  country: fc.constant('GT' as const),
+  zones: fc.integer({ min: 1, max: 30 }),
+  n_active: fc.integer({ min: 0, max: 10_000 }),
+  median_ppm2_usd: maybe(money(100, 8000)),
+  median_price_usd: maybe(money(10_000, 3_000_000)),
+  median_dom: maybe(fc.integer({ min: 1, max: 400 })),
+  change_30d_pct: maybe(fc.double({ min: -25, max: 25, noNaN: true })),
+})
+
+export const factsArb: fc.Arbitrary<ZoneFacts> = fc.record({ zone: zoneArb, country: countryArb })
+
+const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined })
+const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
+
+/** Valid request bodies for each persona (before defaults). */
+export const bodyArbs: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
+  investor: fc
+    .record({
+      zone: fc.constant('Zona 10'),
+      profile: fc.constantFrom('conservative', 'balanced', 'aggressive'),
+      language: optional(fc.constantFrom('es', 'en', 'pt')),
+      budget_usd: optional(money(1000, 5_000_000)),
+      horizon_years: optional(fc.integer({ min: 1, max: 30 })),
+    })
+    .map(withoutUndefined),
+  homebuyer: fc
+    .record({
+      zone: fc.constant('Zona 10'),
+      profile: fc.constantFrom('first_time', 'family', 'downsizer'),
+      language: optional(fc.constantFrom('es', 'en', 'pt')),
+      budget_usd: optional(money(1000, 5_000_000)),
+      bedrooms: optional(fc.integer({ min: 0, max: 10 })),
+    })
+    .map(withoutUndefined),
+  landlord: fc
+    .record({
+      zone: fc.constant('Zona 10'),
+      profile: fc.constantFrom('long_term', 'short_term', 'corporate'),
+      language: optional(fc.constantFrom('es', 'en', 'pt')),
+      property_type: optional(fc.constantFrom(...PROPERTY_TYPES)),
+    })
+    .map(withoutUndefined),
+  developer: fc
+    .record({
+      zone: fc.constant('Zona 10'),
+      profile: fc.constantFrom('residential', 'commercial', 'mixed_use'),
+      language: optional(fc.constantFrom('es', 'en', 'pt')),
+      lot_m2: optional(money(10, 1_000_000)),
+    })
+    .map(withoutUndefined),
+  broker: fc
+    .record({
+      zone: fc.constant('Zona 10'),
+      profile: fc.constantFrom('listing_agent', 'buyer_agent'),
+      language: optional(fc.constantFrom('es', 'en', 'pt')),
+      property_type: optional(fc.constantFrom(...PROPERTY_TYPES)),
+      asking_price_usd: optional(money(1000, 10_000_000)),
+      area_m2: optional(money(10, 10_000)),
+    })
+    .map(withoutUndefined),
+}

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { openAiWriter, writerFor } from '../../src/briefings/openai-writer.ts'
+import { quotaStream } from '../../src/briefings/events.ts'
+import { PERSONAS } from '../../src/briefings/personas/index.ts'
+import { BriefingReadModel } from '../../src/briefings/read-model.ts'
+import { briefingService } from '../../src/briefings/service.ts'
+import { localAnalyst } from '../../src/briefings/writer.ts'
+import { openPglite } from '../../src/db/pglite.ts'
+import type { Db } from '../../src/db/port.ts'
+import type { EventStore } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { AppError } from '../../src/shared/errors.ts'
+import { cryptoRandom } from '../../src/shared/random.ts'
+import { answer, type FakeOpenAi, httpError, rawContent, slow, startFakeOpenAi } from '../support/fake-openai.ts'
+import { facts, fixtureFacts, gtZones } from './fixtures.ts'
+
+const investor = PERSONAS.investor
+const input = investor.parse({ zone: 'Zona 10', profile: 'balanced', language: 'en', budget_usd: 150_000 })
+const good = { verdict: 'BUY', confidence: 'medium', headline: 'Zona 10: BUY — priced 21% above the country', body_md: '## Zona 10\n\nMedian USD 1,820/m².' }
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(AppError)
+  return error as AppError
+}
+
+describe('OpenAI writer against a local chat-completions server', () => {
+  let fake: FakeOpenAi
+  const writer = () => openAiWriter({ apiKey: 'sk-test', baseUrl: fake.baseUrl, model: 'gpt-test', timeoutMs: 15_000 })
+  const requestsBefore = () => fake.requests.length
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi()
+  })
+  afterAll(() => fake.close())
+
+  test('a good answer becomes the briefing; the prompt carries the facts and asks for structured output', async () => {
+    fake.script(answer(good))
+    const start = requestsBefore()
+    const draft = await writer().write(investor, input, facts())
+    expect(draft).toEqual({ ...good, writer: 'openai', model: 'gpt-test' })
+    expect(fake.requests).toHaveLength(start + 1)
+    const sent = fake.requests.at(-1)!
+    expect(sent.authorization).toBe('Bearer sk-test')
+    expect(sent.body.model).toBe('gpt-test')
+    const format = sent.body.response_format as { type: string; json_schema: { strict: boolean; schema: { properties: Record<string, { enum?: string[] }> } } }
+    expect(format.type).toBe('json_schema')
+    expect(format.json_schema.strict).toBe(true)
+    expect(format.json_schema.schema.properties.verdict!.enum).toEqual(['BUY', 'HOLD', 'AVOID'])
+    const messages = sent.body.messages as { role: string; content: string }[]
+    expect(messages[0]!.content).toContain('BUY, HOLD, AVOID')
+    expect(messages[0]!.content).toContain('English')
+    const facts_ = JSON.parse(messages[1]!.content) as { facts: { zone: { median_ppm2_usd: number }; country: { median_ppm2_usd: number } }; request: { budget_usd: number } }
+    expect(facts_.facts.zone.median_ppm2_usd).toBe(1820)
+    expect(facts_.facts.country.median_ppm2_usd).toBe(1500)
+    expect(facts_.request.budget_usd).toBe(150_000)
+  })
+
+  test('a verdict outside the vocabulary gets one retry, told what was wrong', async () => {
+    fake.script(answer({ ...good, verdict: 'STRONG_BUY' }), answer(good))
+    const start = requestsBefore()
+    expect(await writer().write(investor, input, facts())).toMatchObject({ verdict: 'BUY' })
+    expect(fake.requests).toHaveLength(start + 2)
+    const retry = fake.requests.at(-1)!.body.messages as { role: string; content: string }[]
+    expect(retry.at(-1)!.content).toContain('"STRONG_BUY" is not one of BUY, HOLD, AVOID')
+  })
+
+  test('malformed JSON once, then a good answer: success', async () => {
+    fake.script(rawContent('{"verdict": "BUY", '), answer(good))
+    expect(await writer().write(investor, input, facts())).toMatchObject({ verdict: 'BUY' })
+  })
+
+  test('two bad answers: upstream_error', async () => {
+    fake.script(answer({ ...good, verdict: 'MAYBE' }), answer({ ...good, verdict: 'MAYBE' }))
+    const start = requestsBefore()
+    const error = await failure(writer().write(investor, input, facts()))
+    expect(error.code).toBe('upstream_error')
+    expect(error.message).toContain('after 2 attempts')
+    expect(fake.requests).toHaveLength(start + 2)
+
+    fake.script(rawContent('not json'), answer({ verdict: 'BUY' }))
+    const schema = await failure(writer().write(investor, input, facts()))
+    expect(schema.message).toContain('did not match the schema')
+  })
+
+  test('HTTP 500: upstream_error without retrying', async () => {
+    fake.script(httpError(500), answer(good))
+    const start = requestsBefore()
+    const error = await failure(writer().write(investor, input, facts()))
+    expect(error).toMatchObject({ code: 'upstream_error', message: 'the AI writer failed (HTTP 500); no quota was used' })
+    expect(fake.requests).toHaveLength(start + 1)
+    fake.script()
+  })
+
+  test('an answer slower than the timeout: upstream_error', async () => {
+    fake.script(slow(20_000, answer(good)))
+    const impatient = openAiWriter({ apiKey: 'sk-test', baseUrl: fake.baseUrl, model: 'gpt-test', timeoutMs: 300 })
+    const error = await failure(impatient.write(investor, input, facts()))
+    expect(error).toMatchObject({ code: 'upstream_error', message: 'the AI writer did not answer within 0.3 s; no quota was used' })
+  })
+
+  test('the configuration picks the writer: OpenAI with a key, the local analyst without', () => {
+    expect(writerFor({ apiKey: undefined, baseUrl: undefined, model: 'gpt-test', timeoutMs: 1000 })).toBe(localAnalyst)
+    expect(writerFor({ apiKey: 'sk-test', baseUrl: fake.baseUrl, model: 'gpt-test', timeoutMs: 1000 })).not.toBe(localAnalyst)
+  })
+
+  describe('through the briefing service', () => {
+    let db: Db
+    let store: EventStore
+
+    beforeAll(async () => {
+      db = await openPglite()
+      store = await openSqlEventStore(db)
+    })
+    afterAll(async () => {
+      await store.close()
+      await db.close()
+    })
+
+    test('failures charge no quota; a success is charged and records writer and model', async () => {
+      const readModel = new BriefingReadModel(db, store)
+      await readModel.prepare()
+      const service = briefingService({ store, readModel, facts: fixtureFacts(gtZones(20)), writer: writer(), clock: () => new Date('2026-05-20T10:00:00Z'), random: cryptoRandom })
+      const who = { ownerId: 'olga', keyId: 'key_olga', tier: 'pro' as const }
+      const body = { zone: 'Zona 3', profile: 'aggressive', language: 'en' }
+
+      fake.script(httpError(500))
+      expect((await failure(service.brief('investor', body, who))).code).toBe('upstream_error')
+      fake.script(answer({ ...good, verdict: 'GO' }), rawContent('{'))
+      expect((await failure(service.brief('investor', body, who))).code).toBe('upstream_error')
+      expect(await store.readStream(quotaStream('olga', '2026-05'))).toEqual([])
+
+      fake.script(answer(good))
+      const ok = await service.brief('investor', body, who)
+      expect(ok).toMatchObject({ verdict: 'BUY', cached: false, usage: { used: 1, quota: 50 } })
+      const [charged] = await store.readStream(quotaStream('olga', '2026-05'))
+      expect(charged!.data).toMatchObject({ writer: 'openai', model: 'gpt-test', result: good })
+      // The cached briefing is served without asking the model again.
+      const before = requestsBefore()
+      expect(await service.brief('investor', body, who)).toMatchObject({ cached: true, headline: good.headline })
+      expect(fake.requests).toHaveLength(before)
+    })
+  })
+})

@@ -1,0 +1,277 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { ProjectionRunner } from '../../projections/runner.ts'
+import { quotaAudit } from '../../src/briefings/audit.ts'
+import { quotaStream } from '../../src/briefings/events.ts'
+import { BRIEFING_PROJECTIONS, BriefingReadModel } from '../../src/briefings/read-model.ts'
+import { type BriefingService, briefingService, type Caller } from '../../src/briefings/service.ts'
+import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
+import { openPglite } from '../../src/db/pglite.ts'
+import type { Db } from '../../src/db/port.ts'
+import type { EventStore } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { AppError } from '../../src/shared/errors.ts'
+import { cryptoRandom } from '../../src/shared/random.ts'
+import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
+import { fixtureFacts, gtZones } from './fixtures.ts'
+
+const ZONES = gtZones(400)
+const facts = fixtureFacts(ZONES)
+
+type Clock = { now: Date; (): Date }
+const testClock = (iso: string): Clock => {
+  const clock = (() => clock.now) as Clock
+  clock.now = new Date(iso)
+  return clock
+}
+
+async function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; writer?: BriefingWriter; quotas?: { pro: number; enterprise: number } } = {}) {
+  const readModel = new BriefingReadModel(db, store)
+  await readModel.prepare()
+  return briefingService({
+    store,
+    readModel,
+    facts,
+    writer: options.writer ?? localAnalyst,
+    clock: options.clock ?? testClock('2026-05-20T10:00:00Z'),
+    random: cryptoRandom,
+    quotas: options.quotas,
+  })
+}
+
+const caller = (ownerId: string, tier: Caller['tier'] = 'pro'): Caller => ({ ownerId, keyId: `key_${ownerId}`, tier })
+const investorBody = (zone: number, extra: Record<string, unknown> = {}) => ({ zone: `Zona ${zone}`, profile: 'balanced', ...extra })
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(AppError)
+  return error as AppError
+}
+
+/** `n` distinct requests at once; resolves to how many succeeded and the quota errors. */
+async function concurrentDistinct(services: BriefingService[], who: Caller, firstZone: number, n: number) {
+  const results = await Promise.allSettled(
+    Array.from({ length: n }, (_, i) => services[i % services.length]!.brief('investor', investorBody(firstZone + i), who)),
+  )
+  const ok = results.filter((r) => r.status === 'fulfilled')
+  const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as AppError)
+  return { ok: ok.length, rejected, used: ok.map((r) => (r as PromiseFulfilledResult<{ usage: { used: number } }>).value.usage.used) }
+}
+
+for (const target of databaseTargets('briefing service')) {
+  describe(`briefing service on ${target.name}`, () => {
+    let db: Db
+    let store: EventStore
+    let service: BriefingService
+
+    beforeAll(async () => {
+      db = await target.open()
+      store = await openSqlEventStore(db)
+      service = await serviceOn(db, store)
+    })
+    afterAll(async () => {
+      await store.close()
+      await db.close()
+    })
+
+    test('the same request twice: the second comes from the cache and consumes nothing', async () => {
+      const first = await service.brief('investor', investorBody(1), caller('alice'))
+      expect(first).toMatchObject({ ok: true, persona: 'investor', cached: false, usage: { used: 1, quota: 50, unlimited: false } })
+      expect(Date.parse(first.expires_at) - Date.parse(first.generated_at)).toBe(24 * 3600 * 1000)
+      // Key order and explicit defaults do not change the cache key; another owner shares the entry.
+      const again = await service.brief('investor', { profile: 'balanced', language: 'es', country: 'GT', zone: 'Zona 1' }, caller('alice'))
+      expect(again).toMatchObject({ cached: true, briefing_id: first.briefing_id, body_md: first.body_md, usage: { used: 1 } })
+      const other = await service.brief('investor', investorBody(1), caller('bob'))
+      expect(other).toMatchObject({ cached: true, briefing_id: first.briefing_id, usage: { used: 0, quota: 50 } })
+      expect(await service.usage('alice', 'pro', new Date('2026-05-20T11:00:00Z'))).toEqual({ used: 1, quota: 50, unlimited: false })
+    })
+
+    test('unknown persona, invalid body, unknown zone: errors, and nothing recorded', async () => {
+      const head = await store.headPosition()
+      expect((await failure(service.brief('astrologer', investorBody(2), caller('carol')))).code).toBe('not_found')
+      const invalid = await failure(service.brief('investor', { zone: 'zone 2', profile: 'reckless', budget_usd: -5, colour: 'red' }, caller('carol')))
+      expect(invalid.code).toBe('invalid_request')
+      const fields = (invalid.extra.details as { field: string; message: string }[]).map((d) => d.field).sort()
+      expect(fields).toEqual(['budget_usd', 'colour', 'profile', 'zone'])
+      expect((invalid.extra.details as { field: string; message: string }[]).find((d) => d.field === 'profile')!.message).toBe(
+        'Expected one of: conservative, balanced, aggressive',
+      )
+      expect((await failure(service.brief('investor', investorBody(9999), caller('carol')))).code).toBe('not_found')
+      expect((await failure(service.brief('investor', investorBody(2, { country: 'SV' }), caller('carol')))).code).toBe('not_found')
+      expect(await store.headPosition()).toBe(head)
+    })
+
+    test('55 concurrent distinct requests of a fresh pro owner: exactly 50 succeed, 5 get quota_exceeded', async () => {
+      const who = caller('dave')
+      let writes = 0
+      const counting: BriefingWriter = {
+        write: (...args) => {
+          writes += 1
+          return localAnalyst.write(...args)
+        },
+      }
+      const service = await serviceOn(db, store, { writer: counting })
+      const { ok, rejected, used } = await concurrentDistinct([service], who, 10, 55)
+      expect(ok).toBe(50)
+      // No writer call is wasted on a briefing that could not be charged.
+      expect(writes).toBe(50)
+      expect(rejected.map((e) => e.code)).toEqual(Array(5).fill('quota_exceeded'))
+      expect(rejected[0]!.extra).toEqual({ used: 50, quota: 50, resets_at: '2026-06-01T00:00:00.000Z' })
+      expect(rejected[0]!.headers['retry-after']).toBe(String(11 * 86400 + 14 * 3600))
+      expect(used.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+      expect(await store.readStream(quotaStream('dave', '2026-05'))).toHaveLength(50)
+
+      // Quota used up: a cache hit is still served, free; a new briefing is refused.
+      const cachedZone = await service.brief('investor', investorBody(10), who).catch(() => service.brief('investor', investorBody(11), who))
+      expect(cachedZone).toMatchObject({ cached: true, usage: { used: 50, quota: 50 } })
+      const fresh = await failure(service.brief('investor', investorBody(300), who))
+      expect(fresh.code).toBe('quota_exceeded')
+
+      // The audit replays every charge and every free hit, in order.
+      const audit = await quotaAudit(store, 'dave', '2026-05')
+      expect(audit.filter((e) => e.charged)).toHaveLength(50)
+      expect(audit.filter((e) => !e.charged)).toHaveLength(1)
+      expect(audit.at(-1)).toMatchObject({ event: 'BriefingServedFromCache', used: 50, key_id: 'key_dave' })
+      expect(audit.map((e) => e.position)).toEqual([...audit.map((e) => e.position)].sort((a, b) => a - b))
+      expect(await quotaAudit(store, 'dave', '2026-05', '2026-05-19T00:00:00Z')).toEqual([])
+    })
+
+    test('concurrent identical requests generate once; the others are cache hits', async () => {
+      const results = await Promise.all(Array.from({ length: 8 }, () => service.brief('landlord', { zone: 'Zona 70', profile: 'long_term' }, caller('erin'))))
+      expect(results.filter((r) => !r.cached)).toHaveLength(1)
+      expect(new Set(results.map((r) => r.briefing_id)).size).toBe(1)
+      expect(await service.usage('erin', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
+    })
+
+    test('admins are unlimited; quotas come from configuration', async () => {
+      const admin = await service.brief('developer', { zone: 'Zona 71', profile: 'commercial' }, caller('root', 'admin'))
+      expect(admin.usage).toEqual({ used: 1, quota: 0, unlimited: true })
+
+      const small = await serviceOn(db, store, { quotas: { pro: 2, enterprise: 3 } })
+      const who = caller('frank', 'enterprise')
+      const { ok, rejected } = await concurrentDistinct([small], who, 72, 5)
+      expect(ok).toBe(3)
+      expect(rejected[0]!.extra).toMatchObject({ used: 3, quota: 3 })
+    })
+
+    test('a failing writer charges nothing', async () => {
+      const failing: BriefingWriter = {
+        async write() {
+          throw new AppError('upstream_error', 'the AI writer failed (HTTP 500); no quota was used')
+        },
+      }
+      const broken = await serviceOn(db, store, { writer: failing })
+      const error = await failure(broken.brief('broker', { zone: 'Zona 80', profile: 'buyer_agent' }, caller('gina')))
+      expect(error.code).toBe('upstream_error')
+      expect(await store.readStream(quotaStream('gina', '2026-05'))).toEqual([])
+      expect(await broken.usage('gina', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 0 })
+    })
+
+    test('the cache lasts 24 hours from generation; the quota resets with the UTC month', async () => {
+      const clock = testClock('2026-05-31T12:00:00Z')
+      const timed = await serviceOn(db, store, { clock, quotas: { pro: 1, enterprise: 1 } })
+      const who = caller('hank')
+      const first = await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who)
+      expect(first.usage).toMatchObject({ used: 1, quota: 1 })
+      clock.now = new Date('2026-05-31T23:59:59Z')
+      expect((await failure(timed.brief('homebuyer', { zone: 'Zona 82', profile: 'family' }, who))).extra).toMatchObject({
+        resets_at: '2026-06-01T00:00:00.000Z',
+      })
+      clock.now = new Date('2026-06-01T11:59:59Z')
+      expect(await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who)).toMatchObject({ cached: true, usage: { used: 0 } })
+      clock.now = new Date('2026-06-01T12:00:00Z')
+      const regenerated = await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who)
+      expect(regenerated).toMatchObject({ cached: false, usage: { used: 1, quota: 1 } })
+      expect(regenerated.briefing_id).not.toBe(first.briefing_id)
+    })
+
+    test('the server\'s own projection runner may apply the same events alongside', async () => {
+      const live = new ProjectionRunner(db, store, BRIEFING_PROJECTIONS)
+      await live.start((error) => {
+        throw error
+      })
+      try {
+        const who = caller('lena')
+        const results = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who)))
+        expect(results.map((r) => r.usage.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1))
+        const again = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who)))
+        expect(again.every((r) => r.cached && r.usage.used === 12)).toBe(true)
+        const [row] = await db.query(`select count(*)::int as n from briefing_cache_v1 where cache_key like 'developer:GT:%mixed_use%Zona 2__"}'`)
+        expect(row!.n).toBe(12)
+      } finally {
+        await live.stop()
+      }
+    })
+
+    test('usage and cache live in the events: a new process sees them, and a rebuild reproduces them', async () => {
+      const who = caller('ivan')
+      const first = await service.brief('broker', { zone: 'Zona 90', profile: 'listing_agent', asking_price_usd: 250_000 }, who)
+      // A fresh service holds no memory of the above.
+      const restarted = await serviceOn(db, store)
+      expect(await restarted.usage('ivan', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
+      const hit = await restarted.brief('broker', { asking_price_usd: 250_000, profile: 'listing_agent', zone: 'Zona 90' }, who)
+      expect(hit).toMatchObject({ cached: true, briefing_id: first.briefing_id, usage: { used: 1 } })
+
+      const snapshot = () => db.query('select * from briefing_cache_v1 order by cache_key')
+      const before = JSON.stringify(await snapshot())
+      await new ProjectionRunner(db, store, BRIEFING_PROJECTIONS).rebuild([])
+      expect(JSON.stringify(await snapshot())).toBe(before)
+    })
+  })
+}
+
+test('PGlite: usage and cache survive closing and reopening the data directory', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mirador-briefings-'))
+  try {
+    let db = await openPglite(dir)
+    let store = await openSqlEventStore(db)
+    const first = await (await serviceOn(db, store)).brief('investor', investorBody(5), caller('judy'))
+    await store.close()
+    await db.close()
+
+    db = await openPglite(dir)
+    store = await openSqlEventStore(db)
+    const reopened = await serviceOn(db, store)
+    expect(await reopened.usage('judy', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
+    expect(await reopened.brief('investor', investorBody(5), caller('judy'))).toMatchObject({ cached: true, briefing_id: first.briefing_id })
+    await store.close()
+    await db.close()
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+const DATABASE_URL = process.env.DATABASE_URL
+describe.runIf(DATABASE_URL)('two processes on one PostgreSQL', () => {
+  test('55 concurrent requests split across two pools: exactly 50 succeed; reopening keeps usage and cache', async () => {
+    const schema = uniqueSchema('brf')
+    const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
+    const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
+    const services = [await serviceOn(dbs[0]!, stores[0]!), await serviceOn(dbs[1]!, stores[1]!)]
+    const who = caller('kate')
+    const { ok, rejected } = await concurrentDistinct(services, who, 100, 55)
+    expect(ok).toBe(50)
+    expect(rejected.map((e) => e.code)).toEqual(Array(5).fill('quota_exceeded'))
+    expect(await stores[0]!.readStream(quotaStream('kate', '2026-05'))).toHaveLength(50)
+    for (const s of stores) await s.close()
+    for (const d of dbs) await d.close()
+
+    const db = await reopenPostgres(schema, 2)
+    const store = await openSqlEventStore(db)
+    const reopened = await serviceOn(db, store)
+    expect(await reopened.usage('kate', 'pro', new Date('2026-05-20T10:00:00Z'))).toEqual({ used: 50, quota: 50, unlimited: false })
+    const audit = await quotaAudit(store, 'kate', '2026-05')
+    expect(audit.filter((e) => e.charged)).toHaveLength(50)
+    const charged = audit[0]!
+    const hit = await reopened.brief('investor', JSON.parse(charged.cache_key.slice('investor:GT:'.length)), who)
+    expect(hit).toMatchObject({ cached: true, briefing_id: charged.briefing_id, usage: { used: 50 } })
+    await store.close()
+    await db.close()
+  })
+})
+if (!DATABASE_URL) console.warn('[skipped] briefing quota across two PostgreSQL pools: DATABASE_URL is not set')
