@@ -1,14 +1,15 @@
 /**
  * Operator CLI (Bun). With PostgreSQL it works on the database directly (any number of processes
- * may). With the embedded store the running server owns the files, so the CLI sends the command
- * to the server's socket; when no server runs, it opens the store itself (holding the lock).
+ * may). With the embedded store the running server owns the files, so the CLI sends its commands to
+ * the server's socket; when no server runs, it opens the store itself (holding the lock).
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from './config.ts'
-import { type Progress, runOperatorCommand } from './operator/commands.ts'
 import { type CliRequest, parseCli } from './operator/cli-args.ts'
+import { type Progress, runOperatorCommand } from './operator/commands.ts'
 import { formatResult } from './operator/format.ts'
+import { ingestFileThrough } from './operator/ingest-file.ts'
 import { type OperatorLine, errorLine } from './operator/socket-handler.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
@@ -16,14 +17,18 @@ import { AppError, isAppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { openStorage } from './system.ts'
 
+type Config = ReturnType<typeof loadConfig>
 type Outcome = Extract<OperatorLine, { ok: boolean }>
 
-async function viaSocket(socket: string, request: CliRequest, progress: Progress): Promise<Outcome | undefined> {
+/** Where commands run: the server behind its socket, or the store opened by this process. */
+type Session = { run(name: string, args: unknown, progress: Progress): Promise<Outcome>; close(): Promise<void> }
+
+async function socketCall(socket: string, name: string, args: unknown, progress: Progress): Promise<Outcome | undefined> {
   let response: Response
   try {
     response = await fetch('http://localhost/command', {
       method: 'POST',
-      body: JSON.stringify({ name: request.command, args: request.args }),
+      body: JSON.stringify({ name, args }),
       headers: { 'content-type': 'application/json' },
       unix: socket,
     } as RequestInit)
@@ -47,33 +52,70 @@ async function viaSocket(socket: string, request: CliRequest, progress: Progress
   return { ok: false, error: 'internal', message: 'the server closed the connection without an answer' }
 }
 
-async function locally(config: ReturnType<typeof loadConfig>, request: CliRequest, progress: Progress): Promise<Outcome> {
-  let unlock = () => {}
+async function socketSession(socket: string): Promise<Session | undefined> {
+  const probe = await socketCall(socket, 'projections status', {}, () => {})
+  if (!probe) return undefined
+  return {
+    run: async (name, args, progress) =>
+      (await socketCall(socket, name, args, progress)) ?? { ok: false, error: 'service_unavailable', message: 'the server stopped answering' },
+    close: async () => {},
+  }
+}
+
+async function localSession(config: Config): Promise<Session> {
+  const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
   try {
-    if (!config.databaseUrl) unlock = lockDataDir(config.dataDir)
+    const storage = await openStorage(config)
+    return {
+      async run(name, args, progress) {
+        try {
+          return { ok: true, result: await runOperatorCommand({ ...storage, clock: systemClock, random: cryptoRandom, progress }, name, args) }
+        } catch (error) {
+          return errorLine(error)
+        }
+      },
+      async close() {
+        // Leave the read models current for the next server start.
+        await storage.runner.catchUp()
+        await storage.close()
+        unlock()
+      },
+    }
+  } catch (error) {
+    unlock()
+    throw error
+  }
+}
+
+async function openSession(config: Config): Promise<Session> {
+  const socket = join(config.dataDir, 'mirador.sock')
+  if (!config.databaseUrl && existsSync(socket)) {
+    const remote = await socketSession(socket)
+    if (remote) return remote
+  }
+  try {
+    return await localSession(config)
   } catch (error) {
     if (error instanceof DataDirBusy) {
-      const busy = new AppError('service_unavailable', `${error.message} but its operator socket does not answer yet; retry in a moment`)
-      return errorLine(busy)
+      throw new AppError('service_unavailable', `${error.message} but its operator socket does not answer yet; retry in a moment`)
     }
     throw error
   }
-  const storage = await openStorage(config)
-  try {
-    const result = await runOperatorCommand({ ...storage, clock: systemClock, random: cryptoRandom, progress }, request.command, request.args)
-    await storage.runner.catchUp()
-    return { ok: true, result }
-  } catch (error) {
-    return errorLine(error)
-  } finally {
-    await storage.close()
-    unlock()
+}
+
+function report(request: CliRequest, outcome: Outcome): number {
+  if (outcome.ok) {
+    console.log(request.json ? JSON.stringify(outcome.result, null, 2) : formatResult(request.command, outcome.result))
+    return 0
   }
+  if (request.json) console.error(JSON.stringify(outcome, null, 2))
+  else console.error(`error (${outcome.error}): ${outcome.message}`)
+  return outcome.error === 'invalid_request' ? 2 : 1
 }
 
 async function main(): Promise<number> {
   let request: CliRequest
-  let config: ReturnType<typeof loadConfig>
+  let config: Config
   try {
     request = parseCli(process.argv.slice(2))
     config = loadConfig(process.env)
@@ -84,19 +126,29 @@ async function main(): Promise<number> {
     }
     throw error
   }
-  const bar = terminalProgress()
-  const socket = join(config.dataDir, 'mirador.sock')
-  const outcome =
-    (!config.databaseUrl && existsSync(socket) ? await viaSocket(socket, request, bar.progress) : undefined) ??
-    (await locally(config, request, bar.progress))
-  bar.done()
-  if (outcome.ok) {
-    console.log(request.json ? JSON.stringify(outcome.result, null, 2) : formatResult(request.command, outcome.result))
-    return 0
+  let session: Session
+  try {
+    session = await openSession(config)
+  } catch (error) {
+    return report(request, errorLine(error))
   }
-  if (request.json) console.error(JSON.stringify(outcome, null, 2))
-  else console.error(`error (${outcome.error}): ${outcome.message}`)
-  return outcome.error === 'invalid_request' ? 2 : 1
+  const bar = terminalProgress()
+  try {
+    if (request.command === 'ingest') {
+      const outcome = await ingestFileThrough(session.run, String(request.args.file), bar.progress, (rejection) => {
+        bar.clear()
+        console.error(rejection.reason)
+      })
+      bar.done()
+      const code = report(request, outcome)
+      return code === 0 && (outcome as { result: { rejected: number } }).result.rejected > 0 ? 1 : code
+    }
+    const outcome = await session.run(request.command, request.args, bar.progress)
+    bar.done()
+    return report(request, outcome)
+  } finally {
+    await session.close()
+  }
 }
 
 process.exit(await main())

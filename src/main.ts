@@ -10,12 +10,15 @@ import { jsonLogger } from './http/errors.ts'
 import { operatorHandler } from './operator/socket-handler.ts'
 import { memoryRateLimiter } from './ratelimit/memory.ts'
 import { openRedisRateLimiter } from './ratelimit/redis.ts'
+import { DEMO_DEFAULTS, demoAnchor } from './demo/market.ts'
+import { seedDemo } from './demo/seed.ts'
 import { lockDataDir } from './runtime/data-dir-lock.ts'
+import { terminalProgress } from './runtime/progress.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { openKeyIndex, openStorage } from './system.ts'
+import { briefingServiceOn, openKeyIndex, openStorage } from './system.ts'
 
 const config = loadConfig(process.env)
-const log = jsonLogger(config.accessLog)
+const log = jsonLogger
 const reportError = (error: unknown) =>
   log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
 
@@ -24,7 +27,21 @@ mkdirSync(config.dataDir, { recursive: true })
 // PGlite files belong to one process; with PostgreSQL any number of servers share the database.
 const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
 const storage = await openStorage(config)
+if (config.demoOnEmpty && (await storage.store.headPosition()) === 0) {
+  // A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed.
+  const seeding = Date.now()
+  const bar = terminalProgress()
+  const summary = await seedDemo(
+    storage.store,
+    { seed: DEMO_DEFAULTS.seed, listings: config.demoListings ?? DEMO_DEFAULTS.listings, anchor: demoAnchor(systemClock()) },
+    (done, total) => bar.progress({ label: 'demo seed', done, total }),
+  )
+  bar.done()
+  log.info('demo_seeded', { ...summary, seconds: (Date.now() - seeding) / 1000 })
+}
+const catchingUp = Date.now()
 await storage.runner.start(reportError)
+log.info('projections_ready', { seconds: (Date.now() - catchingUp) / 1000 })
 const keys = await openKeyIndex(storage, reportError)
 const limiter = config.redisUrl
   ? await openRedisRateLimiter({ url: config.redisUrl, log: (message) => log.info('redis', { message }) })
@@ -36,11 +53,9 @@ const app = buildApp({
   limits: config.rateLimits,
   clock: systemClock,
   log,
-  quota: async (_owner, tier) => ({
-    used: 0,
-    quota: tier === 'admin' ? 0 : config.quotas[tier],
-    unlimited: tier === 'admin',
-  }),
+  accessLog: config.accessLog,
+  db: storage.db,
+  briefings: briefingServiceOn(storage, config, systemClock, cryptoRandom),
 })
 
 const http = Bun.serve({

@@ -6,6 +6,12 @@ import { openPostgres } from './db/postgres.ts'
 import type { EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
 import { KeyIndex } from './keys/key-index.ts'
+import { zoneFactsFromReadModels } from './briefings/facts.ts'
+import { writerFor } from './briefings/openai-writer.ts'
+import { BriefingReadModel } from './briefings/read-model.ts'
+import { type BriefingService, briefingService } from './briefings/service.ts'
+import type { BriefingWriter } from './briefings/writer.ts'
+import type { Clock, RandomSource } from './shared/random.ts'
 import { ProjectionRunner } from '../projections/runner.ts'
 import { allProjections } from '../projections/index.ts'
 
@@ -47,4 +53,23 @@ export async function openKeyIndex(storage: Storage, onError: (error: unknown) =
   storage.runner.onApplied(() => void index.refresh().catch(onError))
   index.startPolling(250, onError)
   return index
+}
+
+/** Briefings on this storage: the writer is OpenAI when configured, else the local analyst. */
+export function briefingServiceOn(
+  storage: Storage,
+  config: Pick<Config, 'openai' | 'quotas'>,
+  clock: Clock,
+  random: RandomSource,
+  writer: BriefingWriter = writerFor(config.openai),
+): BriefingService {
+  return briefingService({
+    store: storage.store,
+    readModel: new BriefingReadModel(storage.db, storage.store),
+    facts: zoneFactsFromReadModels(storage.db),
+    writer,
+    clock,
+    random,
+    quotas: config.quotas,
+  })
 }

@@ -1,5 +1,10 @@
 import { Elysia } from 'elysia'
-import { type QuotaReader, healthRoutes } from '../health/routes.ts'
+import { briefingRoutes } from '../briefings/routes.ts'
+import type { BriefingService } from '../briefings/service.ts'
+import type { Db } from '../db/port.ts'
+import { healthRoutes } from '../health/routes.ts'
+import { listingRoutes } from '../listings/routes.ts'
+import { zoneRoutes } from '../zones/routes.ts'
 import type { KeyLookup } from '../keys/authenticate.ts'
 import type { RateLimiter, RateLimits } from '../ratelimit/port.ts'
 import type { Clock } from '../shared/random.ts'
@@ -12,8 +17,12 @@ export type ApiDeps = {
   limiter: RateLimiter
   limits: RateLimits
   clock: Clock
-  quota: QuotaReader
   log: Logger
+  /** One log line per request (ACCESS_LOG); operator messages are logged regardless. */
+  accessLog: boolean
+  /** Read models behind /zones, /zone/{slug} and /listings. */
+  db: Db
+  briefings: BriefingService
 }
 
 /** The whole HTTP API. Runtime-neutral: `app.handle(request)` works on Node; Bun serves it in main.ts. */
@@ -22,6 +31,7 @@ export function buildApp(deps: ApiDeps) {
     .use(errorPlugin(deps.log))
     .use(authPlugin(deps))
     .onAfterResponse({ as: 'global' }, ({ request, set }) => {
+      if (!deps.accessLog) return
       deps.log.info('request', {
         request_id: set.headers['x-request-id'],
         method: request.method,
@@ -29,7 +39,13 @@ export function buildApp(deps: ApiDeps) {
         status: set.status,
       })
     })
-    .group(API_PREFIX, (api) => api.use(healthRoutes(deps)))
+    .group(API_PREFIX, (api) =>
+      api
+        .use(healthRoutes({ clock: deps.clock, quota: deps.briefings.usage }))
+        .use(zoneRoutes(deps))
+        .use(listingRoutes(deps))
+        .use(briefingRoutes({ service: deps.briefings })),
+    )
 }
 
 export type App = ReturnType<typeof buildApp>

@@ -58,11 +58,11 @@ export function errorPlugin(log: Logger) {
 }
 
 /** JSON-lines logger on stdout/stderr. Never receives an Authorization header or a key. */
-export const jsonLogger = (enabled: boolean): Logger => ({
+export const jsonLogger: Logger = {
   info(event, fields) {
-    if (enabled) console.log(JSON.stringify({ t: new Date().toISOString(), event, ...fields }))
+    console.log(JSON.stringify({ t: new Date().toISOString(), event, ...fields }))
   },
   error(event, fields) {
     console.error(JSON.stringify({ t: new Date().toISOString(), level: 'error', event, ...fields }))
   },
-})
+}

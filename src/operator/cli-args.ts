@@ -14,14 +14,17 @@ export const USAGE = `usage: npm run cli -- <command> [--json]
   key list --owner ID
   audit key KEY_ID
   audit owner ID
+  audit quota ID [--month YYYY-MM] [--until ISO-TIME]   (every briefing charge and free cache hit)
   projections status
   projections rebuild [NAME...]
+  ingest FILE.ndjson                               (bad lines reported; exit 1 if any)
+  demo seed [--listings N] [--seed S] [--anchor YYYY-MM-DD]
 
 --json prints machine-readable JSON. Exit codes: 0 done, 1 refused, 2 bad usage.`
 
 type Spec = {
   /** Flags this command takes: flag name → argument name (and whether it is a list). */
-  flags: Record<string, { arg: string; list?: boolean; required?: boolean }>
+  flags: Record<string, { arg: string; list?: boolean; integer?: boolean; required?: boolean }>
   /** Name of the argument given by the first positional word, if any. */
   positional?: { arg: string; rest?: boolean; required?: boolean }
 }
@@ -47,6 +50,9 @@ const SPECS: Record<string, Spec> = {
   'key list': { flags: { owner: { arg: 'owner', required: true } } },
   'audit key': { flags: {}, positional: { arg: 'key_id', required: true } },
   'audit owner': { flags: {}, positional: { arg: 'id', required: true } },
+  'audit quota': { flags: { month: { arg: 'month' }, until: { arg: 'until' } }, positional: { arg: 'id', required: true } },
+  ingest: { flags: {}, positional: { arg: 'file', required: true } },
+  'demo seed': { flags: { listings: { arg: 'listings', integer: true }, seed: { arg: 'seed' }, anchor: { arg: 'anchor' } } },
   'projections status': { flags: {} },
   'projections rebuild': { flags: {}, positional: { arg: 'names', rest: true } },
 }
@@ -57,12 +63,13 @@ const usageError = (message: string) => new AppError('invalid_request', `${messa
 export function parseCli(argv: readonly string[]): CliRequest {
   const json = argv.includes('--json')
   const words = argv.filter((a) => a !== '--json')
-  const command = `${words[0] ?? ''} ${words[1] ?? ''}`.trim()
+  // Commands are one word (`ingest`) or two (`key issue`).
+  const command = SPECS[words[0] ?? ''] ? words[0]! : `${words[0] ?? ''} ${words[1] ?? ''}`.trim()
   const spec = SPECS[command]
   if (!spec) throw usageError(command ? `unknown command "${command}"` : 'no command given')
   const args: Record<string, unknown> = {}
   const positionals: string[] = []
-  for (let i = 2; i < words.length; i++) {
+  for (let i = command.split(' ').length; i < words.length; i++) {
     const word = words[i]!
     if (!word.startsWith('--')) {
       positionals.push(word)
@@ -74,7 +81,11 @@ export function parseCli(argv: readonly string[]): CliRequest {
     if (!flag) throw usageError(`"${command}" has no option --${name}`)
     const value = eq < 0 ? words[++i] : word.slice(eq + 1)
     if (value === undefined || (eq < 0 && value.startsWith('--'))) throw usageError(`--${name} needs a value`)
-    args[flag.arg] = flag.list ? value.split(',').map((s) => s.trim()).filter(Boolean) : value
+    args[flag.arg] = flag.list
+      ? value.split(',').map((s) => s.trim()).filter(Boolean)
+      : flag.integer && /^[0-9]+$/.test(value)
+        ? Number(value)
+        : value
   }
   if (spec.positional) {
     if (spec.positional.rest) args[spec.positional.arg] = positionals

@@ -17,6 +17,11 @@ import {
   ownerStream,
 } from '../owners/owner.ts'
 import { AppError } from '../shared/errors.ts'
+import { quotaAudit } from '../briefings/audit.ts'
+import { DEMO_DEFAULTS, MIN_DEMO_LISTINGS, demoAnchor } from '../demo/market.ts'
+import { seedDemo } from '../demo/seed.ts'
+import { type Rejection, ingestLines } from '../listings/ingest.ts'
+import { DEFAULT_FX } from '../market/fx.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
 import { parseWith } from '../shared/validate.ts'
 import type { ProjectionRunner, ProjectionStatus } from '../../projections/runner.ts'
@@ -172,6 +177,54 @@ export const operatorCommands = {
     const events = [...own, ...issued.filter((e) => keyIds.has(e.stream))].sort((x, y) => x.position - y.position)
     return { owner_id: a.id, events: events.map(auditEntry) }
   }),
+
+  'audit quota': command(
+    Type.Object({ id: OwnerId, month: Type.Optional(Type.String()), until: Type.Optional(Type.String()) }),
+    async (ctx, a) => {
+      if ((await loadOwner(ctx.store, a.id)).status === 'unregistered') throw new AppError('not_found', `owner ${a.id} does not exist`)
+      const month = a.month ?? ctx.clock().toISOString().slice(0, 7)
+      const entries = await quotaAudit(ctx.store, a.id, month, a.until)
+      return {
+        owner_id: a.id,
+        month,
+        charged: entries.filter((e) => e.charged).length,
+        cache_hits: entries.filter((e) => !e.charged).length,
+        entries,
+      }
+    },
+  ),
+
+  'ingest lines': command(
+    Type.Object({
+      lines: Type.Array(Type.String(), { maxItems: 5000 }),
+      first_line: Type.Integer({ minimum: 1 }),
+    }),
+    async (ctx, a) => {
+      const rejections: Rejection[] = []
+      const summary = await ingestLines(ctx.store, a.lines, {
+        fx: DEFAULT_FX,
+        now: ctx.clock(),
+        batchSize: a.lines.length,
+        onRejected: (r) => rejections.push({ ...r, line: r.line + a.first_line - 1 }),
+      })
+      return { read: summary.read, new: summary.new, changed: summary.changed, unchanged: summary.unchanged, rejected: summary.rejected, rejections }
+    },
+  ),
+  'demo seed': command(
+    Type.Object({
+      listings: Type.Optional(Type.Integer({ minimum: MIN_DEMO_LISTINGS, maximum: 1_000_000 })),
+      seed: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+      anchor: Type.Optional(Type.String({ format: 'date' })),
+    }),
+    async (ctx, a) => {
+      const started = Date.now()
+      const anchor = a.anchor ? new Date(`${a.anchor}T00:00:00.000Z`) : demoAnchor(ctx.clock())
+      if (Number.isNaN(anchor.getTime())) throw new AppError('invalid_request', `anchor must be a date YYYY-MM-DD, got ${a.anchor}`)
+      const options = { seed: a.seed ?? DEMO_DEFAULTS.seed, listings: a.listings ?? DEMO_DEFAULTS.listings, anchor }
+      const summary = await seedDemo(ctx.store, options, (done, total) => ctx.progress({ label: 'demo seed', done, total }))
+      return { ...summary, seed: options.seed, anchor: anchor.toISOString().slice(0, 10), seconds: (Date.now() - started) / 1000 }
+    },
+  ),
 
   'projections status': command(Type.Object({}), async (ctx): Promise<{ projections: ProjectionStatus[] }> => ({
     projections: await ctx.runner.status(),

@@ -52,6 +52,16 @@ export function formatResult(command: string, result: unknown): string {
     case 'audit key':
     case 'audit owner':
       return auditTable(r.events as AuditEntry[])
+    case 'audit quota': {
+      const entries = r.entries as Row[]
+      const summary = `owner ${r.owner_id}, ${r.month}: ${r.charged} charged, ${r.cache_hits} served from cache`
+      if (entries.length === 0) return summary
+      return `${table(entries, ['position', 'at', 'event', 'charged', 'used', 'key_id', 'persona', 'verdict', 'briefing_id'])}\n${summary}`
+    }
+    case 'ingest':
+      return `${r.file}: read ${r.read}, new ${r.new}, changed ${r.changed}, unchanged ${r.unchanged}, rejected ${r.rejected} (${r.seconds} s)`
+    case 'demo seed':
+      return `demo market (seed ${r.seed}, ${r.listings} listings, history to ${r.anchor}): read ${r.read}, new ${r.new}, changed ${r.changed}, unchanged ${r.unchanged} (${r.seconds} s)`
     case 'projections status':
       return table(r.projections as Row[], ['projection', 'position', 'head', 'lag'])
     case 'projections rebuild':

@@ -1,7 +1,7 @@
 import type { Progress } from '../operator/commands.ts'
 
 /** A progress bar on a terminal (stderr), nothing when output is piped. Returns the callback and a finisher. */
-export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): { progress: Progress; done(): void } {
+export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): { progress: Progress; clear(): void; done(): void } {
   let drawn = false
   const progress: Progress = ({ label, done, total }) => {
     if (!stream.isTTY) return
@@ -13,6 +13,11 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): {
   }
   return {
     progress,
+    /** Erases the bar so that a message can be printed; the next update draws it again. */
+    clear() {
+      if (drawn) stream.write('\r\x1b[K')
+      drawn = false
+    },
     done() {
       if (drawn) stream.write('\n')
       drawn = false

@@ -35,8 +35,15 @@ describe('a bug inside a handler', () => {
       limits: { pro: 100, enterprise: 1000 },
       clock: systemClock,
       log: { info: () => {}, error: (event, fields) => logged.push(JSON.stringify({ event, ...fields })) },
-      quota: async () => {
-        throw new TypeError('quota store exploded at /srv/secret/path.ts:12')
+      accessLog: true,
+      db: storage.db,
+      briefings: {
+        brief: async () => {
+          throw new Error('not used here')
+        },
+        usage: async () => {
+          throw new TypeError('quota store exploded at /srv/secret/path.ts:12')
+        },
       },
     })
     const response = await app.handle(

@@ -6,11 +6,14 @@ import { type OperatorContext, runOperatorCommand } from '../../src/operator/com
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import type { RateLimiter, RateLimits } from '../../src/ratelimit/port.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
-import { type Storage, openKeyIndex, storageOn } from '../../src/system.ts'
+import { type Storage, briefingServiceOn, openKeyIndex, storageOn } from '../../src/system.ts'
+import type { BriefingService } from '../../src/briefings/service.ts'
+import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
 
 export type TestSystem = {
   storage: Storage
   keys: KeyIndex
+  briefings: BriefingService
   app: ReturnType<typeof buildApp>
   logs: string[]
   operator: OperatorContext
@@ -24,7 +27,14 @@ export type TestSystem = {
   close(): Promise<void>
 }
 
-export type TestSystemOptions = { limiter?: RateLimiter; limits?: RateLimits; clock?: Clock }
+export type TestSystemOptions = {
+  limiter?: RateLimiter
+  limits?: RateLimits
+  clock?: Clock
+  quotas?: { pro: number; enterprise: number }
+  /** Defaults to the built-in local analyst. */
+  writer?: BriefingWriter
+}
 
 /**
  * The whole API on a given database, with the real auth stack, projections and operator commands.
@@ -41,13 +51,22 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)
   const clock = options.clock ?? systemClock
+  const briefings = briefingServiceOn(
+    storage,
+    { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas: options.quotas ?? { pro: 50, enterprise: 500 } },
+    clock,
+    cryptoRandom,
+    options.writer ?? localAnalyst,
+  )
   const app = buildApp({
     keys,
     limiter: options.limiter ?? memoryRateLimiter(),
     limits: options.limits ?? { pro: 100, enterprise: 1000 },
     clock,
     log,
-    quota: async (_owner, tier) => ({ used: 0, quota: tier === 'admin' ? 0 : tier === 'pro' ? 50 : 500, unlimited: tier === 'admin' }),
+    accessLog: true,
+    db,
+    briefings,
   })
   const operator: OperatorContext = { ...storage, clock, random: cryptoRandom, progress: () => {} }
   const settle = async () => {
@@ -58,6 +77,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   return {
     storage,
     keys,
+    briefings,
     app,
     logs,
     operator,

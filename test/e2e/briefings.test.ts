@@ -1,0 +1,109 @@
+import { afterAll, describe, expect, test } from 'vitest'
+import { isolatedDatabaseUrl } from '../support/databases.ts'
+import { type FakeOpenAi, answer, startFakeOpenAi } from '../support/fake-openai.ts'
+import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+
+type Json = Record<string, any>
+
+const post = async (server: RunningServer, key: string, persona: string, body: unknown) => {
+  const response = await fetch(`${server.url}/api/v1/briefings/${persona}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  return { status: response.status, body: (await response.json()) as Json }
+}
+const health = async (server: RunningServer, key: string) =>
+  (await (await fetch(`${server.url}/api/v1/health`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json
+
+async function keyFor(server: RunningServer, owner: string, tier: 'pro' | 'enterprise'): Promise<string> {
+  expect((await server.cli('owner', 'create', '--id', 'root', '--tier', 'admin')).code).toBeLessThanOrEqual(1)
+  expect((await server.cli('owner', 'create', '--id', owner, '--tier', tier)).code).toBe(0)
+  const issued = await server.cli('key', 'issue', '--owner', owner, '--scopes', 'read,write', '--actor', 'root', '--json')
+  expect(issued.code).toBe(0)
+  const { key } = JSON.parse(issued.stdout) as { key: string }
+  for (let i = 0; i < 100 && (await health(server, key)).ok !== true; i++) await new Promise((r) => setTimeout(r, 50))
+  return key
+}
+
+const demo = { DEMO_SEED: 'on', DEMO_LISTINGS: '400' }
+const good = { verdict: 'BUY', confidence: 'high', headline: 'Zona 1 looks cheap', body_md: '## Zona 1\n\nPrices are below the country median.' }
+
+describe('briefings on the real server with the OpenAI writer (local chat-completions server)', () => {
+  let fake: FakeOpenAi
+  let server: RunningServer
+  afterAll(async () => {
+    await server?.stop()
+    await fake?.close()
+  })
+
+  test('generated once, then cached for free; a failing model answers 502 and charges nothing; all of it survives a restart', async () => {
+    fake = await startFakeOpenAi()
+    const env = { ...demo, DATA_DIR: tempDataDir(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MODEL: 'gpt-test' }
+    server = await startServer(env)
+    const key = await keyFor(server, 'acme', 'enterprise')
+    const request = { zone: 'Zona 1', profile: 'balanced', language: 'en' }
+
+    fake.script(answer(good))
+    const first = await post(server, key, 'investor', request)
+    expect(first.status).toBe(200)
+    expect(first.body).toMatchObject({ ok: true, persona: 'investor', verdict: 'BUY', cached: false, usage: { used: 1, quota: 500, unlimited: false } })
+    expect(fake.requests.at(-1)!.authorization).toBe('Bearer sk-test')
+    expect(fake.requests.at(-1)!.body.model).toBe('gpt-test')
+
+    const calls = fake.requests.length
+    const again = await post(server, key, 'investor', { language: 'en', profile: 'balanced', zone: 'Zona 1' })
+    expect(again.body).toMatchObject({ cached: true, briefing_id: first.body.briefing_id, usage: { used: 1 } })
+    expect(fake.requests.length).toBe(calls)
+
+    fake.script(answer({ ...good, verdict: 'STRONG_BUY' }), answer({ ...good, verdict: 'MAYBE' }))
+    const failed = await post(server, key, 'investor', { ...request, zone: 'Zona 2' })
+    expect(failed.status).toBe(502)
+    expect(failed.body).toMatchObject({ ok: false, error: 'upstream_error' })
+    expect((await health(server, key)).quota).toEqual({ used: 1, quota: 500, unlimited: false })
+
+    await server.stop()
+    server = await startServer(env)
+    const afterRestart = await post(server, key, 'investor', request)
+    expect(afterRestart.body).toMatchObject({ cached: true, briefing_id: first.body.briefing_id, usage: { used: 1 } })
+    expect((await health(server, key)).quota.used).toBe(1)
+
+    const audit = JSON.parse((await server.cli('audit', 'quota', 'acme', '--json')).stdout) as Json
+    expect(audit).toMatchObject({ owner_id: 'acme', charged: 1, cache_hits: 2 })
+    expect(audit.entries.map((e: Json) => [e.event, e.charged, e.used])).toEqual([
+      ['BriefingGenerated', true, 1],
+      ['BriefingServedFromCache', false, 1],
+      ['BriefingServedFromCache', false, 1],
+    ])
+  })
+})
+
+const databaseUrl = isolatedDatabaseUrl()
+if (!databaseUrl) console.warn('[skipped] briefing quota across two server processes: DATABASE_URL is not set')
+
+describe.runIf(databaseUrl)('the monthly quota across two server processes on PostgreSQL', () => {
+  const servers: RunningServer[] = []
+  afterAll(() => Promise.all(servers.map((s) => s.stop())))
+
+  test('55 concurrent distinct briefings for a fresh pro owner, split across both servers: exactly 50 generated, 5 quota_exceeded', async () => {
+    servers.push(await startServer({ ...demo, DATA_DIR: tempDataDir(), DATABASE_URL: databaseUrl! }))
+    servers.push(await startServer({ DATA_DIR: tempDataDir(), DATABASE_URL: databaseUrl! }))
+    const key = await keyFor(servers[0]!, 'client', 'pro')
+    for (let i = 0; i < 100 && (await health(servers[1]!, key)).ok !== true; i++) await new Promise((r) => setTimeout(r, 50))
+
+    const results = await Promise.all(
+      Array.from({ length: 55 }, (_, i) =>
+        post(servers[i % 2]!, key, 'homebuyer', { zone: `Zona ${1 + (i % 12)}`, profile: 'family', budget_usd: 100_000 + i * 1000 }),
+      ),
+    )
+    const ok = results.filter((r) => r.status === 200)
+    const refused = results.filter((r) => r.status === 429)
+    expect(ok).toHaveLength(50)
+    expect(refused).toHaveLength(5)
+    for (const r of refused) expect(r.body).toMatchObject({ ok: false, error: 'quota_exceeded', used: 50, quota: 50 })
+    expect(new Set(ok.map((r) => r.body.briefing_id)).size).toBe(50)
+    expect(ok.every((r) => r.body.cached === false)).toBe(true)
+    expect(Math.max(...ok.map((r) => r.body.usage.used))).toBe(50)
+    for (const server of servers) expect((await health(server, key)).quota).toEqual({ used: 50, quota: 50, unlimited: false })
+  })
+})
