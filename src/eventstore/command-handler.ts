@@ -9,18 +9,23 @@ export type Aggregate<S, E extends DomainEvent> = {
   is(event: { type: string }): event is E
 }
 
+/** The state a stream's recorded events lead to (events of other aggregates are ignored). */
+export function stateOf<S, E extends DomainEvent>(aggregate: Aggregate<S, E>, events: readonly RecordedEvent[]): S {
+  let state = aggregate.initial
+  for (const event of events) {
+    const domain = { type: event.type, data: event.data }
+    if (aggregate.is(domain)) state = aggregate.evolve(state, domain)
+  }
+  return state
+}
+
 export async function loadAggregate<S, E extends DomainEvent>(
   store: EventStore,
   stream: string,
   aggregate: Aggregate<S, E>,
 ): Promise<{ state: S; revision: number | 'no_stream'; events: RecordedEvent[] }> {
   const events = await store.readStream(stream)
-  let state = aggregate.initial
-  for (const event of events) {
-    const domain = { type: event.type, data: event.data }
-    if (aggregate.is(domain)) state = aggregate.evolve(state, domain)
-  }
-  return { state, revision: events.length === 0 ? 'no_stream' : events[events.length - 1]!.revision, events }
+  return { state: stateOf(aggregate, events), revision: events.length === 0 ? 'no_stream' : events[events.length - 1]!.revision, events }
 }
 
 /**

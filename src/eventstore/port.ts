@@ -33,6 +33,9 @@ export type AppendResult = {
   duplicate: boolean
 }
 
+/** One stream's part of an `appendMany`: the same three things `append` takes. */
+export type StreamWrite = { stream: string; events: readonly NewEvent[]; expected: ExpectedRevision }
+
 export type ReadAllOptions = {
   limit?: number
   /** Only streams of these categories (the part of the stream name before the first '-'). */
@@ -52,7 +55,17 @@ export type SubscribeOptions = ReadAllOptions & {
 
 export interface EventStore {
   append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>
+  /**
+   * Appends to several streams (each at most once) atomically: either every write is recorded, or
+   * none is. Each write is checked like `append`, in order: a write whose event ids were all
+   * recorded before in its stream is a duplicate (nothing written for it, its expected revision not
+   * checked); partly recorded ids raise IdempotencyConflict, a failed expected revision
+   * WrongExpectedRevision, naming the first write at fault. Results come in the order of the writes.
+   */
+  appendMany(writes: readonly StreamWrite[]): Promise<AppendResult[]>
   readStream(stream: string): Promise<RecordedEvent[]>
+  /** Several streams in one read: every requested stream is a key (empty when missing), events in revision order. */
+  readStreams(streams: readonly string[]): Promise<Map<string, RecordedEvent[]>>
   /** Events with position > `after`, in position order. */
   readAll(after: number, options?: ReadAllOptions): Promise<RecordedEvent[]>
   /** Catches up from `after`, then stays live; each event is handed over once, in order. */

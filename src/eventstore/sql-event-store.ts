@@ -9,6 +9,7 @@ import {
   type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
+  type StreamWrite,
   type SubscribeOptions,
   type Subscription,
   WrongExpectedRevision,
@@ -47,6 +48,8 @@ type EventRow = Row & {
   metadata: Record<string, unknown>
   recorded_at: unknown
 }
+
+type SeenRow = Row & { event_id: string; stream_name: string; stream_revision: unknown; global_position: unknown }
 
 const COLUMNS = 'global_position, event_id, stream_name, stream_revision, event_type, data, metadata, recorded_at'
 
@@ -90,79 +93,136 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
   const unlisten = await db.listen(NOTIFY_CHANNEL, wakeAll)
   const subscriptions = new Set<Subscription>()
 
-  async function append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event')
-    if (new Set(events.map((e) => e.id)).size !== events.length) throw new IdempotencyConflict(stream)
-    const category = categoryOf(stream)
-    const result = await db.transaction(async (tx): Promise<AppendResult> => {
-      await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
-      const ids = JSON.stringify(events.map((e) => e.id))
-      const seen = await tx.query<{ stream_name: string; stream_revision: unknown; global_position: unknown }>(
-        `select stream_name, stream_revision, global_position from mirador_events
-          where event_id in (select jsonb_array_elements_text($1::text::jsonb)::uuid)`,
-        [ids],
-      )
-      if (seen.length > 0) {
-        if (seen.length !== events.length || seen.some((row) => row.stream_name !== stream)) {
-          throw new IdempotencyConflict(stream)
-        }
-        return {
-          revision: Math.max(...seen.map((r) => toNumber(r.stream_revision))),
-          position: Math.max(...seen.map((r) => toNumber(r.global_position))),
-          duplicate: true,
-        }
-      }
-      const [head] = await tx.query<{ revision: unknown }>(
-        'select max(stream_revision) as revision from mirador_events where stream_name = $1',
-        [stream],
-      )
-      const current = head?.revision == null ? null : toNumber(head.revision)
-      checkExpected(stream, expected, current)
-      const first = current === null ? 0 : current + 1
-      const rows = JSON.stringify(
-        events.map((e, i) => ({
-          event_id: e.id,
-          stream_revision: first + i,
-          event_type: e.type,
-          data: e.data,
-          metadata: e.metadata ?? {},
-        })),
-      )
-      const inserted = await tx.query<{ global_position: unknown }>(
-        `insert into mirador_events (event_id, stream_name, stream_revision, category, event_type, data, metadata)
-         select x.event_id, $2, x.stream_revision, $3, x.event_type, x.data, x.metadata
-           from jsonb_to_recordset($1::text::jsonb)
-             as x(event_id uuid, stream_revision bigint, event_type text, data jsonb, metadata jsonb)
-          order by x.stream_revision
-         returning global_position`,
-        [rows, stream, category],
-      )
-      await tx.query('select pg_notify($1, $2)', [NOTIFY_CHANNEL, stream])
-      return {
-        revision: first + events.length - 1,
-        position: Math.max(...inserted.map((r) => toNumber(r.global_position))),
-        duplicate: false,
+  async function appendMany(writes: readonly StreamWrite[]): Promise<AppendResult[]> {
+    if (writes.length === 0) return []
+    // Checks that need no database, so that a malformed call touches nothing.
+    const writeOfId = new Map<string, number>()
+    const streams = new Set<string>()
+    writes.forEach(({ stream, events }, w) => {
+      if (events.length === 0) throw new Error(`append to ${stream} needs at least one event`)
+      if (streams.has(stream)) throw new Error(`appendMany: stream ${stream} is written more than once`)
+      streams.add(stream)
+      for (const event of events) {
+        const id = event.id.toLowerCase()
+        if (writeOfId.has(id)) throw new IdempotencyConflict(stream)
+        writeOfId.set(id, w)
       }
     })
-    wakeAll()
-    return result
+    const results = await db.transaction(async (tx): Promise<AppendResult[]> => {
+      await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
+      const seen = await tx.query<SeenRow>(
+        `select event_id, stream_name, stream_revision, global_position from mirador_events
+          where event_id in (select jsonb_array_elements_text($1::text::jsonb)::uuid)`,
+        [JSON.stringify([...writeOfId.keys()])],
+      )
+      const seenByWrite = writes.map((): SeenRow[] => [])
+      for (const row of seen) seenByWrite[writeOfId.get(row.event_id.toLowerCase())!]!.push(row)
+      const heads = await tx.query<{ stream_name: string; revision: unknown }>(
+        `select stream_name, max(stream_revision) as revision from mirador_events
+          where stream_name in (select jsonb_array_elements_text($1::text::jsonb)) group by stream_name`,
+        [JSON.stringify([...streams])],
+      )
+      const headOf = new Map(heads.map((row) => [row.stream_name, toNumber(row.revision)]))
+
+      const results: AppendResult[] = []
+      const rows: object[] = []
+      writes.forEach(({ stream, events, expected }, w) => {
+        const recorded = seenByWrite[w]!
+        if (recorded.length > 0) {
+          if (recorded.length !== events.length || recorded.some((row) => row.stream_name !== stream)) {
+            throw new IdempotencyConflict(stream)
+          }
+          results.push({
+            revision: Math.max(...recorded.map((r) => toNumber(r.stream_revision))),
+            position: Math.max(...recorded.map((r) => toNumber(r.global_position))),
+            duplicate: true,
+          })
+          return
+        }
+        const current = headOf.get(stream) ?? null
+        checkExpected(stream, expected, current)
+        const first = current === null ? 0 : current + 1
+        const category = categoryOf(stream)
+        for (const [i, e] of events.entries()) {
+          rows.push({
+            n: rows.length,
+            event_id: e.id,
+            stream_name: stream,
+            stream_revision: first + i,
+            category,
+            event_type: e.type,
+            data: e.data,
+            metadata: e.metadata ?? {},
+          })
+        }
+        // The position is known once inserted.
+        results.push({ revision: first + events.length - 1, position: 0, duplicate: false })
+      })
+      if (rows.length === 0) return results
+
+      const inserted = await tx.query<{ stream_name: string; global_position: unknown }>(
+        `insert into mirador_events (event_id, stream_name, stream_revision, category, event_type, data, metadata)
+         select x.event_id, x.stream_name, x.stream_revision, x.category, x.event_type, x.data, x.metadata
+           from jsonb_to_recordset($1::text::jsonb) as x(n integer, event_id uuid, stream_name text,
+             stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb)
+          order by x.n
+         returning stream_name, global_position`,
+        [JSON.stringify(rows)],
+      )
+      const lastPosition = new Map<string, number>()
+      for (const row of inserted) {
+        lastPosition.set(row.stream_name, Math.max(lastPosition.get(row.stream_name) ?? 0, toNumber(row.global_position)))
+      }
+      writes.forEach(({ stream }, w) => {
+        if (!results[w]!.duplicate) results[w]!.position = lastPosition.get(stream)!
+      })
+      const categories = [...new Set(writes.filter((_, w) => !results[w]!.duplicate).map((write) => categoryOf(write.stream)))]
+      await tx.query('select pg_notify($1, $2)', [NOTIFY_CHANNEL, categories.join(',')])
+      return results
+    })
+    if (results.some((result) => !result.duplicate)) wakeAll()
+    return results
+  }
+
+  async function append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const [result] = await appendMany([{ stream, events, expected }])
+    return result!
+  }
+
+  async function readStreams(streams: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
+    const byStream = new Map(streams.map((stream) => [stream, [] as RecordedEvent[]]))
+    if (byStream.size === 0) return byStream
+    const rows = await db.query<EventRow>(
+      `select ${COLUMNS} from mirador_events
+        where stream_name in (select jsonb_array_elements_text($1::text::jsonb))
+        order by global_position`,
+      [JSON.stringify([...byStream.keys()])],
+    )
+    for (const row of rows) byStream.get(row.stream_name)!.push(toRecorded(row))
+    return byStream
   }
 
   async function readStream(stream: string): Promise<RecordedEvent[]> {
-    const rows = await db.query<EventRow>(
-      `select ${COLUMNS} from mirador_events where stream_name = $1 order by stream_revision`,
-      [stream],
-    )
-    return rows.map(toRecorded)
+    return (await readStreams([stream])).get(stream)!
   }
 
   async function readAll(after: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const limit = options.limit ?? DEFAULT_BATCH
+    // Per category, one range of the (category, position) index, then merged. Filtering the
+    // position index instead reads every event of other categories after `after`: the whole log,
+    // for a subscription to a category that is rarely written. The range is written as two row
+    // comparisons, which only that index can serve, so the plan does not depend on statistics
+    // (PGlite never analyzes) and the scan starts at `after`, not at the category's first event.
     const rows = options.categories
       ? await db.query<EventRow>(
-          `select ${COLUMNS} from mirador_events
-            where global_position > $1 and category in (select jsonb_array_elements_text($3::text::jsonb))
-            order by global_position limit $2`,
+          `select e.* from jsonb_array_elements_text($3::text::jsonb) as c(category)
+             cross join lateral (
+               select ${COLUMNS} from mirador_events
+                where (category, global_position) > (c.category, $1::bigint)
+                  and (category, global_position) <= (c.category, ${Number.MAX_SAFE_INTEGER})
+                order by category, global_position limit $2
+             ) as e
+            order by e.global_position limit $2`,
           [after, limit, JSON.stringify(options.categories)],
         )
       : await db.query<EventRow>(
@@ -236,5 +296,5 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
     await unlisten()
   }
 
-  return { append, readStream, readAll, subscribe, headPosition, close }
+  return { append, appendMany, readStream, readStreams, readAll, subscribe, headPosition, close }
 }

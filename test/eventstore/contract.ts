@@ -6,6 +6,7 @@ import {
   IdempotencyConflict,
   type NewEvent,
   type RecordedEvent,
+  type StreamWrite,
   WrongExpectedRevision,
 } from '../../src/eventstore/port.ts'
 import { eventually, sleep } from '../support/eventually.ts'
@@ -345,6 +346,211 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         await expect(store().append(`${category}-second`, [event], 'any')).rejects.toBeInstanceOf(IdempotencyConflict)
 
         expect(await snapshot(start, `${category}-first`, `${category}-second`)).toEqual(before)
+      })
+    })
+
+    describe('appendMany and readStreams', () => {
+      it('records several streams in one call, checked and answered like append, in the order of the writes', async () => {
+        const start = await store().headPosition()
+        const category = freshCategory('many')
+        const [fresh, existing, loose] = [`${category}-fresh`, `${category}-existing`, `${category}-loose`]
+        const opened = await store().append(existing, [newEvent('Opened')], 'no_stream')
+        const writes = [
+          { stream: existing, events: [newEvent('Moved', { to: 'b' }), newEvent('Moved', { to: 'c' })], expected: opened.revision },
+          { stream: fresh, events: [newEvent('Created', { n: 1 })], expected: 'no_stream' as const },
+          { stream: loose, events: [newEvent('Noted')], expected: 'any' as const },
+        ]
+
+        const results = await store().appendMany(writes)
+
+        expect(results.map((r) => [r.revision, r.duplicate])).toEqual([
+          [2, false],
+          [0, false],
+          [0, false],
+        ])
+        const all = await store().readAll(start)
+        expect(all.map((e) => [e.stream, e.revision, e.type])).toEqual([
+          [existing, 0, 'Opened'],
+          [existing, 1, 'Moved'],
+          [existing, 2, 'Moved'],
+          [fresh, 0, 'Created'],
+          [loose, 0, 'Noted'],
+        ])
+        expectStrictlyIncreasing(positionsOf(all))
+        expect(results.map((r) => r.position)).toEqual([all[2]!.position, all[3]!.position, all[4]!.position])
+        expect(all.slice(1).map(asWritten)).toEqual(writes.flatMap((w) => w.events).map(asWritten))
+        expect(await store().appendMany([])).toEqual([])
+        expect(await store().headPosition()).toBe(all[4]!.position)
+      })
+
+      it('writes nothing of the batch when one expected revision fails, and names that stream', async () => {
+        const start = await store().headPosition()
+        const category = freshCategory('atomic')
+        const [a, b, c] = [`${category}-a`, `${category}-b`, `${category}-c`]
+        await store().append(b, [newEvent('Existing'), newEvent('Existing')], 'no_stream')
+        const before = await snapshot(start, a, b, c)
+        const writes = [
+          { stream: a, events: [newEvent('A')], expected: 'no_stream' as ExpectedRevision },
+          { stream: b, events: [newEvent('B')], expected: 0 as ExpectedRevision },
+          { stream: c, events: [newEvent('C')], expected: 'no_stream' as ExpectedRevision },
+        ]
+
+        const error = await store().appendMany(writes).catch((e: unknown) => e)
+
+        expect(error).toBeInstanceOf(WrongExpectedRevision)
+        expect(error).toMatchObject({ stream: b, expected: 0, actual: 1 })
+        expect(await snapshot(start, a, b, c)).toEqual(before)
+        // None of the ids was recorded: the corrected batch writes every stream.
+        const retried = await store().appendMany(writes.map((w) => (w.stream === b ? { ...w, expected: 1 } : w)))
+        expect(retried.map((r) => [r.revision, r.duplicate])).toEqual([
+          [0, false],
+          [2, false],
+          [0, false],
+        ])
+      })
+
+      it('treats each write like a retried append: a duplicate writes nothing, a partial one aborts the batch', async () => {
+        const start = await store().headPosition()
+        const category = freshCategory('manyretry')
+        const [a, b, c, d] = [`${category}-a`, `${category}-b`, `${category}-c`, `${category}-d`]
+        const first = [
+          { stream: a, events: [newEvent('A1'), newEvent('A2')], expected: 'no_stream' as ExpectedRevision },
+          { stream: b, events: [newEvent('B1')], expected: 'no_stream' as ExpectedRevision },
+        ]
+        const original = await store().appendMany(first)
+        await store().append(a, [newEvent('A3')], 1)
+
+        // Write a again with its original (now stale) revision: recognised, not checked, not written.
+        const again = await store().appendMany([first[0]!, { stream: c, events: [newEvent('C1')], expected: 'no_stream' }])
+        expect(again[0]).toEqual({ ...original[0], duplicate: true })
+        expect(again[1]).toMatchObject({ revision: 0, duplicate: false })
+        expect(await store().appendMany(first)).toEqual(original.map((r) => ({ ...r, duplicate: true })))
+        const before = await snapshot(start, a, b, c, d)
+
+        const partly = { stream: b, events: [first[1]!.events[0]!, newEvent('B2')], expected: 0 as ExpectedRevision }
+        const error = await store()
+          .appendMany([{ stream: d, events: [newEvent('D1')], expected: 'no_stream' }, partly])
+          .catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(IdempotencyConflict)
+        expect(error).toMatchObject({ stream: b })
+        const elsewhere = { stream: d, events: [first[1]!.events[0]!], expected: 'any' as ExpectedRevision }
+        await expect(store().appendMany([elsewhere])).rejects.toBeInstanceOf(IdempotencyConflict)
+        expect(await snapshot(start, a, b, c, d)).toEqual(before)
+      })
+
+      it('refuses a malformed batch and writes nothing', async () => {
+        const start = await store().headPosition()
+        const category = freshCategory('malformed')
+        const [a, b] = [`${category}-a`, `${category}-b`]
+        const shared = newEvent('Shared')
+        const malformed: StreamWrite[][] = [
+          [
+            { stream: a, events: [newEvent('A')], expected: 'any' },
+            { stream: a, events: [newEvent('A')], expected: 'any' },
+          ],
+          [
+            { stream: a, events: [shared], expected: 'any' },
+            { stream: b, events: [shared], expected: 'any' },
+          ],
+          [
+            { stream: a, events: [newEvent('A')], expected: 'any' },
+            { stream: b, events: [], expected: 'any' },
+          ],
+        ]
+        for (const writes of malformed) await expect(store().appendMany(writes)).rejects.toThrow()
+        expect(await snapshot(start, a, b)).toEqual({ head: start, all: [], streams: [[], []] })
+      })
+
+      it('lets exactly one of 10 concurrent batches expecting the same revisions win, across processes', async () => {
+        const peer = await sut.openPeer()
+        const category = freshCategory('manyrace')
+        const streams = [`${category}-a`, `${category}-b`, `${category}-c`]
+        await store().append(streams[1]!, [newEvent('Created')], 'no_stream')
+        const batches = Array.from({ length: 10 }, (_, i) => [
+          { stream: streams[0]!, events: [newEvent('Claimed', { contender: i })], expected: 'no_stream' as ExpectedRevision },
+          { stream: streams[1]!, events: [newEvent('Claimed', { contender: i })], expected: 0 as ExpectedRevision },
+          { stream: streams[2]!, events: [newEvent('Claimed', { contender: i })], expected: 'any' as ExpectedRevision },
+        ])
+
+        const outcomes = await Promise.allSettled(batches.map((batch, i) => (i % 2 === 0 ? store() : peer).appendMany(batch)))
+
+        const winners = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []))
+        expect(winners).toHaveLength(1)
+        for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(WrongExpectedRevision)
+        const read = await store().readStreams(streams)
+        const claims = streams.map((s) => read.get(s)!.filter((e) => e.type === 'Claimed').map((e) => e.data.contender))
+        expect(claims).toEqual([[winners[0]], [winners[0]], [winners[0]]])
+      })
+
+      it('loses no update when two processes keep writing batches over overlapping streams', async () => {
+        const peer = await sut.openPeer()
+        const category = freshCategory('overlapping')
+        const stream = (n: number) => `${category}-${n}`
+        const rounds = 8
+        // Each writer reads its streams, then appends one event to each, expecting what it read;
+        // a conflict makes it read again. Every event records the revision it was decided on.
+        const writer = async (name: string, on: EventStore, streams: string[]) => {
+          let conflicts = 0
+          for (let round = 0; round < rounds; ) {
+            const read = await on.readStreams(streams)
+            const writes = streams.map((s) => {
+              const revision = read.get(s)!.at(-1)?.revision ?? null
+              return {
+                stream: s,
+                events: [newEvent('Incremented', { writer: name, round, decidedOn: revision })],
+                expected: revision ?? ('no_stream' as const),
+              }
+            })
+            try {
+              await on.appendMany(writes)
+              round += 1
+            } catch (error) {
+              if (!(error instanceof WrongExpectedRevision)) throw error
+              conflicts += 1
+            }
+          }
+          return conflicts
+        }
+
+        await Promise.all([
+          writer('one', store(), [stream(1), stream(2), stream(3)]),
+          writer('two', peer, [stream(2), stream(3), stream(4)]),
+        ])
+
+        const read = await store().readStreams([stream(1), stream(2), stream(3), stream(4)])
+        expect([...read.values()].map((events) => events.length)).toEqual([rounds, 2 * rounds, 2 * rounds, rounds])
+        for (const events of read.values()) {
+          expect(events.map((e) => e.data.decidedOn)).toEqual(events.map((e) => (e.revision === 0 ? null : e.revision - 1)))
+        }
+        // Each round of a writer was recorded in all of its streams or in none.
+        const rows = [...read.values()].flat()
+        for (const name of ['one', 'two']) {
+          for (let round = 0; round < rounds; round++) {
+            expect(rows.filter((e) => e.data.writer === name && e.data.round === round)).toHaveLength(3)
+          }
+        }
+      })
+
+      it('reads several streams in one call, each in revision order, a missing one as empty', async () => {
+        const category = freshCategory('readmany')
+        const [a, b, c, missing] = [`${category}-a`, `${category}-b`, `${category}-c`, `${category}-missing`]
+        for (let round = 0; round < 3; round++) {
+          for (const stream of [c, a, b]) await store().append(stream, [newEvent('Ticked', { round })], 'any')
+        }
+        await store().append(b, [newEvent('Extra')], 'any')
+
+        const read = await store().readStreams([b, missing, a, c, b])
+
+        expect([...read.keys()].sort()).toEqual([a, b, c, missing].sort())
+        for (const stream of [a, b, c]) expect(read.get(stream)).toEqual(await store().readStream(stream))
+        expect(read.get(missing)).toEqual([])
+        expect(read.get(b)!.map((e) => [e.revision, e.type])).toEqual([
+          [0, 'Ticked'],
+          [1, 'Ticked'],
+          [2, 'Ticked'],
+          [3, 'Extra'],
+        ])
+        expect(await store().readStreams([])).toEqual(new Map())
       })
     })
 
