@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../src/eventstore/port.ts'
-import { isListingEvent, LISTING_CATEGORY, type ListingDetails, type ListingEvent } from '../src/listings/listing.ts'
+import { isListingEvent, LISTING_CATEGORY, type ListingDetails, type ListingEvent, type ListingEventType } from '../src/listings/listing.ts'
 import { zoneNumberOfName } from '../src/market/zone-name.ts'
 import { type Projection, type RowChange, sql } from './projection.ts'
 
@@ -53,10 +53,16 @@ const SCHEMA = [
   `create index if not exists ${LISTINGS_TABLE}_active on ${LISTINGS_TABLE} (country, zone_no) where status = 'active'`,
   // /listings: every filter combination starts with the country; each sort has an index ending in
   // the unique id (the tie-breaker), so a page is an index range scan whatever the table size.
+  // Price orders also come per operation and per property type: rents are all cheaper than sales,
+  // so walking a price index that mixes both to find the cheapest sale (or the dearest rent) skips
+  // most of a country, and counting a type in a price range would scan the whole country.
   publicIndex('newest', 'country, listed_at desc, listing_id desc'),
   publicIndex('price', 'country, price_usd, listing_id'),
+  publicIndex('operation_price', 'country, operation, price_usd, listing_id'),
+  publicIndex('kind_price', 'country, property_type, price_usd, listing_id'),
   publicIndex('zone_newest', 'country, zone_no, listed_at desc, listing_id desc'),
   publicIndex('zone_price', 'country, zone_no, price_usd, listing_id'),
+  publicIndex('zone_operation_price', 'country, zone_no, operation, price_usd, listing_id'),
   publicIndex('zone_kind_price', 'country, zone_no, operation, property_type, price_usd, listing_id'),
   `create table if not exists ${HISTORY_TABLE} (
     listing_id text not null,
@@ -88,142 +94,103 @@ const zoneNo = (zone: string): number => {
   return n
 }
 
-// Statement fragments. `$1` is always the listing id and `$2` the event time.
-const TOUCH_ZONES = (from: string) => `
-  insert into ${ZONES_TABLE} (country, zone_no, updated_at)
-  select country, zone_no, $2::timestamptz from ${from}
-  on conflict (country, zone_no) do update set updated_at = greatest(${ZONES_TABLE}.updated_at, excluded.updated_at)`
-const CLOSE_INTERVAL = `closed as (update ${HISTORY_TABLE} set valid_to = $2::timestamptz where listing_id = $1 and valid_to is null)`
-/** `revision` is the placeholder of the revision of the event opening the interval. */
-const openInterval = (revision: string) => `opened as (
+/**
+ * Row changes are multi-row statements: each takes one parameter, a JSON array with one object per
+ * event, read as the relation `x` with the columns below (`at` is the event's observed_at, `revision`
+ * its stream revision). Every event of one statement belongs to a different listing.
+ */
+const input = (columns: string) => `x as (select * from jsonb_to_recordset($1::text::jsonb) as x(${columns}))`
+const DETAIL_COLUMNS = `country text, zone_no integer, operation text, property_type text, title text, area_m2 double precision,
+  bedrooms integer, bathrooms double precision, broker_id text, broker_name text, url text, listed_at timestamptz`
+const PRICE_COLUMNS = 'price_local double precision, currency text, fx_rate double precision, price_usd numeric'
+const RETURNING = 'returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.price_usd, l.ppm2_usd'
+/** Opens a history interval, from the event, for each listing of `listing` that is active (and `where`). */
+const openInterval = (where = 'true') => `opened as (
   insert into ${HISTORY_TABLE} (listing_id, since_revision, country, zone_no, operation, price_usd, ppm2_usd, valid_from)
-  select listing_id, ${revision}::integer, country, zone_no, operation, price_usd, ppm2_usd, $2::timestamptz
-    from listing where status = 'active')`
-const RETURNING = 'returning listing_id, status, country, zone_no, operation, price_usd, ppm2_usd'
+  select l.listing_id, x.revision, l.country, l.zone_no, l.operation, l.price_usd, l.ppm2_usd, x.at
+    from listing l join x using (listing_id) where l.status = 'active' and ${where})`
+const closeInterval = (where = 'true') => `closed as (
+  update ${HISTORY_TABLE} h set valid_to = x.at from x where h.listing_id = x.listing_id and h.valid_to is null and ${where})`
+/** Marks the zones of `touched` (listing_id, country, zone_no) as updated at the latest of their events. */
+const touchZones = (touched: string) => `
+  insert into ${ZONES_TABLE} (country, zone_no, updated_at)
+  select t.country, t.zone_no, max(x.at) from ${touched} t join x using (listing_id) group by t.country, t.zone_no
+  on conflict (country, zone_no) do update set updated_at = greatest(${ZONES_TABLE}.updated_at, excluded.updated_at)`
+/** An update of the listings named in `x`; `set` may use x's columns. */
+const updateListing = (set: string) =>
+  `listing as (update ${LISTINGS_TABLE} l set observed_at = x.at, ${set} from x where l.listing_id = x.listing_id ${RETURNING})`
 
-function rowChanges(event: ListingEvent, revision: number): RowChange[] {
-  const at = event.data.observed_at
+const STATEMENTS: Record<ListingEventType, string> = {
+  ListingIngested: `with ${input(`listing_id text, at timestamptz, revision integer, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}`)},
+    listing as (
+      insert into ${LISTINGS_TABLE} as l (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type,
+        title, area_m2, bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, status)
+      select listing_id, at, source, source_id, country, zone_no, operation, property_type, title, area_m2, bedrooms, bathrooms,
+        broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, 'active' from x
+      ${RETURNING}
+    ), ${openInterval()}
+    ${touchZones('listing')}`,
+  // A change of a statistical field (`reopen`) closes the listing's interval and opens a new one.
+  ListingDetailsChanged: `with ${input(`listing_id text, at timestamptz, revision integer, reopen boolean, ${DETAIL_COLUMNS}`)},
+    previous as (select l.listing_id, l.country, l.zone_no from ${LISTINGS_TABLE} l join x using (listing_id)),
+    ${updateListing(`country = x.country, zone_no = x.zone_no, operation = x.operation, property_type = x.property_type,
+      title = x.title, area_m2 = x.area_m2, bedrooms = x.bedrooms, bathrooms = x.bathrooms, broker_id = x.broker_id,
+      broker_name = x.broker_name, url = x.url, listed_at = x.listed_at`)},
+    ${closeInterval('x.reopen')}, ${openInterval('x.reopen')},
+    zones as (select listing_id, country, zone_no from previous union select listing_id, country, zone_no from listing)
+    ${touchZones('zones')}`,
+  ListingPriceChanged: `with ${input(`listing_id text, at timestamptz, revision integer, ${PRICE_COLUMNS}`)},
+    ${updateListing('price_local = x.price_local, currency = x.currency, fx_rate = x.fx_rate, price_usd = x.price_usd')},
+    ${closeInterval()}, ${openInterval()}
+    ${touchZones('listing')}`,
+  ListingVerified: `with ${input('listing_id text, at timestamptz, verified_at timestamptz')},
+    ${updateListing('verified_at = x.verified_at')}
+    ${touchZones('listing')}`,
+  ListingDelisted: `with ${input('listing_id text, at timestamptz')},
+    ${updateListing(`status = 'delisted'`)}, ${closeInterval()}
+    ${touchZones('listing')}`,
+  ListingRelisted: `with ${input('listing_id text, at timestamptz, revision integer')},
+    ${updateListing(`status = 'active'`)}, ${openInterval()}
+    ${touchZones('listing')}`,
+}
+
+const detailsRow = (d: ListingDetails) => ({
+  country: d.country,
+  zone_no: zoneNo(d.zone),
+  operation: d.operation,
+  property_type: d.property_type,
+  title: d.title,
+  area_m2: d.area_m2,
+  bedrooms: d.bedrooms,
+  bathrooms: d.bathrooms,
+  broker_id: d.broker?.id ?? null,
+  broker_name: d.broker?.name ?? null,
+  url: d.url,
+  listed_at: d.listed_at,
+})
+
+/** The row of `x` an event contributes to its statement. */
+function inputRow(event: ListingEvent, revision: number): Record<string, unknown> {
+  const common = { listing_id: event.data.listing_id, at: event.data.observed_at, revision }
   switch (event.type) {
     case 'ListingIngested': {
       const d = event.data
-      return [
-        sql(
-          `with listing as (
-             insert into ${LISTINGS_TABLE} (listing_id, observed_at, source, source_id, country, zone_no, operation,
-               property_type, title, area_m2, bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local,
-               currency, fx_rate, price_usd, status)
-             values ($1, $2, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, 'active')
-             ${RETURNING}
-           ), ${openInterval('$3')}
-           ${TOUCH_ZONES('listing')}`,
-          d.listing_id,
-          at,
-          revision,
-          d.source,
-          d.source_id,
-          d.country,
-          zoneNo(d.zone),
-          d.operation,
-          d.property_type,
-          d.title,
-          d.area_m2,
-          d.bedrooms,
-          d.bathrooms,
-          d.broker?.id ?? null,
-          d.broker?.name ?? null,
-          d.url,
-          d.listed_at,
-          d.price_local,
-          d.currency,
-          d.fx_rate,
-          d.price_usd,
-        ),
-      ]
+      const price = { price_local: d.price_local, currency: d.currency, fx_rate: d.fx_rate, price_usd: d.price_usd }
+      return { ...common, source: d.source, source_id: d.source_id, ...detailsRow(d), ...price }
     }
     case 'ListingDetailsChanged': {
-      const d = event.data
-      // The revision is a parameter only when an interval is opened: PostgreSQL rejects unused ones.
-      const reopen = d.changed.some((field) => (STATISTICAL as readonly string[]).includes(field))
-      return [
-        sql(
-          `with previous as (select country, zone_no from ${LISTINGS_TABLE} where listing_id = $1),
-           listing as (
-             update ${LISTINGS_TABLE} set observed_at = $2, country = $3, zone_no = $4, operation = $5, property_type = $6,
-               title = $7, area_m2 = $8, bedrooms = $9, bathrooms = $10, broker_id = $11, broker_name = $12, url = $13,
-               listed_at = $14
-             where listing_id = $1 ${RETURNING}
-           ),
-           ${reopen ? `${CLOSE_INTERVAL}, ${openInterval('$15')},` : ''}
-           zones as (select country, zone_no from previous union select country, zone_no from listing)
-           ${TOUCH_ZONES('zones')}`,
-          d.listing_id,
-          at,
-          d.country,
-          zoneNo(d.zone),
-          d.operation,
-          d.property_type,
-          d.title,
-          d.area_m2,
-          d.bedrooms,
-          d.bathrooms,
-          d.broker?.id ?? null,
-          d.broker?.name ?? null,
-          d.url,
-          d.listed_at,
-          ...(reopen ? [revision] : []),
-        ),
-      ]
+      const reopen = event.data.changed.some((field) => (STATISTICAL as readonly string[]).includes(field))
+      return { ...common, reopen, ...detailsRow(event.data) }
     }
     case 'ListingPriceChanged': {
       const d = event.data
-      return [
-        sql(
-          `with listing as (
-             update ${LISTINGS_TABLE} set observed_at = $2, price_local = $4, currency = $5, fx_rate = $6, price_usd = $7
-             where listing_id = $1 ${RETURNING}
-           ), ${CLOSE_INTERVAL}, ${openInterval('$3')}
-           ${TOUCH_ZONES('listing')}`,
-          d.listing_id,
-          at,
-          revision,
-          d.price_local,
-          d.currency,
-          d.fx_rate,
-          d.price_usd,
-        ),
-      ]
+      return { ...common, price_local: d.price_local, currency: d.currency, fx_rate: d.fx_rate, price_usd: d.price_usd }
     }
     case 'ListingVerified':
-      return [
-        sql(
-          `with listing as (update ${LISTINGS_TABLE} set observed_at = $2, verified_at = $3 where listing_id = $1 ${RETURNING})
-           ${TOUCH_ZONES('listing')}`,
-          event.data.listing_id,
-          at,
-          event.data.verified_at,
-        ),
-      ]
+      return { ...common, verified_at: event.data.verified_at }
     case 'ListingDelisted':
-      return [
-        sql(
-          `with listing as (update ${LISTINGS_TABLE} set observed_at = $2, status = 'delisted' where listing_id = $1 ${RETURNING}),
-           ${CLOSE_INTERVAL}
-           ${TOUCH_ZONES('listing')}`,
-          event.data.listing_id,
-          at,
-        ),
-      ]
     case 'ListingRelisted':
-      return [
-        sql(
-          `with listing as (update ${LISTINGS_TABLE} set observed_at = $2, status = 'active' where listing_id = $1 ${RETURNING}),
-           ${openInterval('$3')}
-           ${TOUCH_ZONES('listing')}`,
-          event.data.listing_id,
-          at,
-          revision,
-        ),
-      ]
+      return common
     default: {
       const never: never = event
       throw new Error(`unhandled ${JSON.stringify(never)}`)
@@ -231,13 +198,33 @@ function rowChanges(event: ListingEvent, revision: number): RowChange[] {
   }
 }
 
+/**
+ * The events of different listings commute: each touches its own listing and history rows, and a
+ * zone's `updated_at` only ever takes the greatest time. So a batch is cut into rounds (round k
+ * holds the k-th event of every listing in the batch), applied in order, and within a round all
+ * events of one type make one statement: a few statements per batch instead of one per event.
+ */
+function batchChanges(events: readonly RecordedEvent[]): RowChange[] {
+  const rounds: Map<ListingEventType, Record<string, unknown>[]>[] = []
+  const eventsOfListing = new Map<string, number>()
+  for (const event of events) {
+    const domain = { type: event.type, data: event.data }
+    if (!isListingEvent(domain)) continue
+    const k = eventsOfListing.get(domain.data.listing_id) ?? 0
+    eventsOfListing.set(domain.data.listing_id, k + 1)
+    const round = (rounds[k] ??= new Map())
+    const rows = round.get(domain.type) ?? []
+    rows.push(inputRow(domain, event.revision))
+    round.set(domain.type, rows)
+  }
+  return rounds.flatMap((round) => [...round].map(([type, rows]) => sql(STATEMENTS[type], JSON.stringify(rows))))
+}
+
 export const listingsProjection: Projection = {
   ...LISTINGS_PROJECTION,
   categories: [LISTING_CATEGORY],
   tables: [LISTINGS_TABLE, HISTORY_TABLE, ZONES_TABLE],
   schema: SCHEMA,
-  apply(event: RecordedEvent): RowChange[] {
-    const domain = { type: event.type, data: event.data }
-    return isListingEvent(domain) ? rowChanges(domain, event.revision) : []
-  },
+  apply: (event) => batchChanges([event]),
+  applyBatch: batchChanges,
 }

@@ -20,6 +20,12 @@ export interface Projection {
   /** Tables to drop on rebuild. */
   readonly tables: readonly string[]
   apply(event: RecordedEvent): readonly RowChange[]
+  /**
+   * Optional, also pure: the row changes of consecutive events at once, with the same effect as
+   * `apply` on each in order, in fewer statements (e.g. one multi-row statement per kind of change).
+   * The runner uses it for every batch when present.
+   */
+  applyBatch?(events: readonly RecordedEvent[]): readonly RowChange[]
 }
 
 export const sql = (text: string, ...params: unknown[]): RowChange => ({ text, params })

@@ -1,6 +1,7 @@
 import type { Db, Sql } from '../src/db/port.ts'
 import { toNumber } from '../src/db/port.ts'
 import type { EventStore, RecordedEvent, Subscription } from '../src/eventstore/port.ts'
+import { AppError } from '../src/shared/errors.ts'
 import type { Projection } from './projection.ts'
 
 const CHECKPOINTS = `
@@ -90,7 +91,11 @@ export class ProjectionRunner {
   async rebuild(names: readonly string[], progress?: Progress): Promise<void> {
     const chosen = names.length === 0 ? this.projections : this.projections.filter((p) => names.includes(p.name))
     const unknown = names.filter((n) => !this.projections.some((p) => p.name === n))
-    if (unknown.length > 0) throw new Error(`unknown projection(s): ${unknown.join(', ')}`)
+    if (unknown.length > 0) {
+      const known = this.projections.map((p) => p.name).join(', ')
+      throw new AppError('invalid_request', `unknown projection(s): ${unknown.join(', ')}; known: ${known}`)
+    }
+    await this.prepare()
     await this.db.transaction(async (tx) => {
       await tx.query('select pg_advisory_xact_lock($1)', [DDL_LOCK])
       for (const projection of chosen) {
@@ -133,7 +138,11 @@ export class ProjectionRunner {
       const done = toNumber(row!.position)
       const fresh = events.filter((e) => e.position > done)
       if (fresh.length === 0) return fresh
-      for (const event of fresh) for (const change of projection.apply(event)) await tx.query(change.text, change.params)
+      // Decided in full before anything is sent, so that a throwing `apply` leaves no statement in flight.
+      const changes = projection.applyBatch ? projection.applyBatch(fresh) : fresh.flatMap((event) => projection.apply(event))
+      // Issued together, awaited together: one connection runs them in order, and PostgreSQL
+      // receives them pipelined instead of one round trip each. The first failure rejects the batch.
+      await Promise.all(changes.map((change) => tx.query(change.text, change.params)))
       await tx.query('update mirador_checkpoints set position = $2, updated_at = clock_timestamp() where projection = $1', [
         name,
         fresh[fresh.length - 1]!.position,

@@ -16,7 +16,13 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    connection: { application_name: 'mirador', ...(schema ? { search_path: schema } : {}) },
+    connection: {
+      application_name: 'mirador',
+      // Plan every execution for its values: after five runs PostgreSQL may switch a prepared statement
+      // to a generic plan, which for skewed read models is far worse (listing search: 80 ms instead of 16).
+      plan_cache_mode: 'force_custom_plan',
+      ...(schema ? { search_path: schema } : {}),
+    },
   })
   if (schema) await sql.unsafe(`create schema if not exists ${schema}`)
   const wrap = (q: postgres.Sql | postgres.TransactionSql): Sql => ({

@@ -2,8 +2,8 @@ import { Buffer } from 'node:buffer'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
-import { type Aggregate, loadAggregate } from '../eventstore/command-handler.ts'
-import { type EventStore, WrongExpectedRevision } from '../eventstore/port.ts'
+import { type Aggregate, stateOf } from '../eventstore/command-handler.ts'
+import { type EventStore, IdempotencyConflict, type RecordedEvent, type StreamWrite, WrongExpectedRevision } from '../eventstore/port.ts'
 import type { FxTable } from '../market/fx.ts'
 import type { FieldError } from '../shared/errors.ts'
 import { type FeedRecord, parseFeedLine } from './feed.ts'
@@ -30,8 +30,6 @@ export type IngestOptions = {
   now: Date
   /** Lines validated and stored per batch (default 500). */
   batchSize?: number
-  /** Listings written at the same time (default 1). */
-  concurrency?: number
   onProgress?: (progress: IngestProgress) => void
   /** Every bad line, as soon as it is read. */
   onRejected?: (rejection: Rejection) => void
@@ -40,6 +38,8 @@ export type IngestOptions = {
 /** The summary keeps this many rejections; `rejected` counts them all. */
 const KEPT_REJECTIONS = 100
 const ATTEMPTS = 10
+/** Listings read in one query and written in one atomic append (a few MB of events at most). */
+const LISTINGS_PER_WRITE = 500
 
 const zero = (): IngestCounts => ({ new: 0, changed: 0, unchanged: 0 })
 const add = (into: IngestCounts, more: IngestCounts) => {
@@ -50,53 +50,99 @@ const add = (into: IngestCounts, more: IngestCounts) => {
 
 const listingAggregate: Aggregate<Listing, ListingEvent> = { initial: untracked, evolve: evolveListing, is: isListingEvent }
 
+/** A listing's feed lines (in their order) and what they add to its recorded history. */
+type Observation = { lines: number; counts: IngestCounts; write: StreamWrite | null }
+
+/** Applies one listing's feed lines in order to the state its history leads to: pure. */
+function observe(stream: string, records: readonly FeedRecord[], history: readonly RecordedEvent[], fx: FxTable): Observation {
+  const counts = zero()
+  const events: ListingEvent[] = []
+  let listing = stateOf(listingAggregate, history)
+  for (const record of records) {
+    const decided = decideListing({ type: 'ObserveListing', record, fx }, listing)
+    if (decided.length === 0) counts.unchanged += 1
+    else if (listing.status === 'untracked') counts.new += 1
+    else counts.changed += 1
+    events.push(...decided)
+    listing = decided.reduce(evolveListing, listing)
+  }
+  if (events.length === 0) return { lines: records.length, counts, write: null }
+  const revision = history.at(-1)?.revision
+  const first = revision === undefined ? 0 : revision + 1
+  return {
+    lines: records.length,
+    counts,
+    write: {
+      stream,
+      events: events.map((event, i) => ({ id: listingEventId(stream, first + i, event), type: event.type, data: event.data })),
+      expected: revision ?? 'no_stream',
+    },
+  }
+}
+
+/** Records the observations in one atomic append, expecting the revisions they were decided on. */
+async function record(store: EventStore, observations: readonly Observation[]): Promise<IngestCounts> {
+  const writing = observations.filter((o) => o.write !== null)
+  const results = await store.appendMany(writing.map((o) => o.write!))
+  const total = zero()
+  let written = 0
+  for (const observation of observations) {
+    // The same events were recorded already (a concurrent run decided the same): nothing new here.
+    const duplicate = observation.write !== null && results[written++]!.duplicate
+    add(total, duplicate ? { new: 0, changed: 0, unchanged: observation.lines } : observation.counts)
+  }
+  return total
+}
+
 /**
- * Applies one listing's feed lines in order and appends what changed in one append, expecting the
- * revision it loaded. A concurrent writer makes the append fail; then it reloads and decides again.
+ * A concurrent writer recorded events in the listing since it was read: the expected revision
+ * fails, or (event ids being derived from stream, revision and content) it recorded part of the
+ * same decision. Either way nothing was written and deciding again on a fresh read is right.
  */
+const lostRace = (error: unknown) => error instanceof WrongExpectedRevision || error instanceof IdempotencyConflict
+
+/** One listing on its own: read, decide, append; on a lost race read again and decide again. */
 async function ingestListing(store: EventStore, stream: string, records: readonly FeedRecord[], fx: FxTable): Promise<IngestCounts> {
   for (let attempt = 1; ; attempt++) {
-    const { state: loaded, revision } = await loadAggregate(store, stream, listingAggregate)
-    const counts = zero()
-    const events: ListingEvent[] = []
-    let listing = loaded
-    for (const record of records) {
-      const decided = decideListing({ type: 'ObserveListing', record, fx }, listing)
-      if (decided.length === 0) counts.unchanged += 1
-      else if (listing.status === 'untracked') counts.new += 1
-      else counts.changed += 1
-      events.push(...decided)
-      listing = decided.reduce(evolveListing, listing)
-    }
-    if (events.length === 0) return counts
-    const first = revision === 'no_stream' ? 0 : revision + 1
     try {
-      const { duplicate } = await store.append(
-        stream,
-        events.map((event, i) => ({ id: listingEventId(stream, first + i, event), type: event.type, data: event.data })),
-        revision,
-      )
-      // The same events were recorded already (a concurrent run decided the same): nothing new here.
-      return duplicate ? { new: 0, changed: 0, unchanged: records.length } : counts
+      return await record(store, [observe(stream, records, await store.readStream(stream), fx)])
     } catch (error) {
-      if (!(error instanceof WrongExpectedRevision) || attempt >= ATTEMPTS) throw error
+      if (!lostRace(error) || attempt >= ATTEMPTS) throw error
     }
+  }
+}
+
+/**
+ * Many listings with one read and one atomic append. If a concurrent writer touched any of them,
+ * nothing of the batch was written: each listing is then taken on its own, read again and retried.
+ */
+async function ingestBatch(store: EventStore, listings: readonly [string, FeedRecord[]][], fx: FxTable): Promise<IngestCounts> {
+  const histories = await store.readStreams(listings.map(([stream]) => stream))
+  try {
+    return await record(store, listings.map(([stream, records]) => observe(stream, records, histories.get(stream)!, fx)))
+  } catch (error) {
+    if (!lostRace(error)) throw error
+    const total = zero()
+    for (const [stream, records] of listings) add(total, await ingestListing(store, stream, records, fx))
+    return total
   }
 }
 
 export type IngestRecordsOptions = {
   /**
-   * Listings written at the same time (default 1: the log then has the same order on every run).
-   * Appends to one listing are always sequential.
+   * Batches of listings in flight at the same time (default 1: the log then has the same order on
+   * every run). Appends are serialised by the store; more lets one batch be read and decided while
+   * another is written. A listing is always in one batch.
    */
   concurrency?: number
-  /** After each listing: feed lines done so far, of all the lines given. */
+  /** After each batch of listings: feed lines done so far, of all the lines given. */
   onProgress?: (linesDone: number, linesTotal: number) => void
 }
 
 /**
- * Records what the feed lines tell, listing by listing (lines of one listing in their order).
- * Identical lines and lines older than what is recorded change nothing, so re-running is a no-op.
+ * Records what the feed lines tell, listing by listing (lines of one listing in their order), in
+ * batches of listings, each read in one query and written in one atomic append. Identical lines
+ * and lines older than what is recorded change nothing, so re-running is a no-op.
  */
 export async function ingestRecords(
   store: EventStore,
@@ -111,20 +157,22 @@ export async function ingestRecords(
     if (list) list.push(record)
     else byStream.set(stream, [record])
   }
-  const work = [...byStream]
+  const listings = [...byStream]
+  const batches = Array.from({ length: Math.ceil(listings.length / LISTINGS_PER_WRITE) }, (_, i) =>
+    listings.slice(i * LISTINGS_PER_WRITE, (i + 1) * LISTINGS_PER_WRITE),
+  )
   const total = zero()
   let next = 0
   let linesDone = 0
   const worker = async () => {
-    while (next < work.length) {
-      const [stream, lines] = work[next++]!
-      add(total, await ingestListing(store, stream, lines, fx))
-      linesDone += lines.length
+    while (next < batches.length) {
+      const batch = batches[next++]!
+      add(total, await ingestBatch(store, batch, fx))
+      linesDone += batch.reduce((n, [, lines]) => n + lines.length, 0)
       options.onProgress?.(linesDone, records.length)
     }
   }
-  const workers = Math.max(1, Math.min(options.concurrency ?? 1, work.length))
-  await Promise.all(Array.from({ length: workers }, worker))
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 1, batches.length)) }, worker))
   return total
 }
 
@@ -154,7 +202,7 @@ export async function ingestLines(
       ...(totalBytes === undefined ? {} : { bytesRead, totalBytes }),
     })
   const flush = async () => {
-    if (batch.length > 0) add(summary, await ingestRecords(store, batch, options.fx, { concurrency: options.concurrency }))
+    if (batch.length > 0) add(summary, await ingestRecords(store, batch, options.fx))
     batch = []
     progress()
   }

@@ -13,6 +13,27 @@ import { databaseTargets } from '../support/databases.ts'
 import { aLine, aRecord, ANCHOR } from '../support/market.ts'
 
 const NOW = new Date('2026-04-01T00:00:00.000Z')
+
+/** The store, whose first `readStreams` answers only once released: a run that is slow after reading. */
+function holdingFirstRead(store: EventStore) {
+  let reached!: () => void
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let first = true
+  const holding: EventStore = {
+    ...store,
+    async readStreams(streams) {
+      const read = await store.readStreams(streams)
+      if (first) {
+        first = false
+        reached()
+        await released
+      }
+      return read
+    },
+  }
+  return { store: holding, reached: new Promise<void>((resolve) => (reached = resolve)), release }
+}
 const options = { fx: DEFAULT_FX, now: NOW }
 
 for (const target of databaseTargets('listing ingestion')) {
@@ -94,6 +115,21 @@ for (const target of databaseTargets('listing ingestion')) {
       const events = await store.readStream(listingStream('broker', 'raced'))
       expect(events.filter((e) => e.type === 'ListingPriceChanged').length).toBe(results.reduce((n, r) => n + r.changed, 0))
       expect(events[events.length - 1]!.data).toMatchObject({ price_local: 1_450_000, observed_at: '2026-03-06T00:00:00.000Z' })
+    })
+
+    it('records a listing once when another run recorded part of what this run decided, after this run read it', async () => {
+      const first = aRecord({ source_id: 'overtaken' })
+      const second = { ...first, price: 1_400_000, observed_at: '2026-03-05T00:00:00.000Z' }
+      const slow = holdingFirstRead(store)
+      const overtaken = ingestRecords(slow.store, [first, second], DEFAULT_FX)
+      await slow.reached
+
+      expect(await ingestRecords(store, [first], DEFAULT_FX)).toEqual({ new: 1, changed: 0, unchanged: 0 })
+      slow.release()
+
+      // It decided both lines on an empty listing; the first line's event is now recorded: it reads again.
+      expect(await overtaken).toEqual({ new: 0, changed: 1, unchanged: 1 })
+      expect(await typesIn('broker', 'overtaken')).toEqual(['ListingIngested', 'ListingPriceChanged'])
     })
 
     it('stores the good lines of a file, reports each bad line with its number and stores nothing of it', async () => {

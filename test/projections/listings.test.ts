@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HISTORY_TABLE, LISTINGS_TABLE, ZONES_TABLE } from '../../projections/listings.ts'
+import { HISTORY_TABLE, LISTINGS_TABLE, listingsProjection, ZONES_TABLE } from '../../projections/listings.ts'
+import { ProjectionRunner } from '../../projections/runner.ts'
 import type { Db } from '../../src/db/port.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { listingId } from '../../src/listings/listing.ts'
@@ -48,6 +49,29 @@ for (const target of databaseTargets('listings projection')) {
       expect(await zoneStatistics(market.db)).toBe(statistics)
       expect(await tables(market.db)).toBe(rows)
       expect(JSON.stringify(await searchListings(market.db, parseListingSearch({ limit: '200' }), NOW))).toBe(page)
+    })
+
+    it('applies a batch with the same effect as its events one at a time', async () => {
+      const { db, store, runner } = market
+      // Listings that go through every kind of event, several events each, within the market's time range.
+      const lines = Array.from({ length: 40 }, (_, k) => {
+        const base = aRecord({ source_id: `batch-${k}`, zone: `Zona ${1 + (k % 5)}`, price: 1_000_000 + k * 1000 })
+        const day = (d: number) => `2026-03-0${d}T00:00:00.000Z`
+        const moved = { ...base, zone: `Zona ${6 + (k % 3)}`, observed_at: day(2) }
+        const retitled = { ...moved, title: `Apartamento ${k}`, verified_at: day(3), observed_at: day(3) }
+        const repriced = { ...retitled, price: 900_000 + k * 1000, area_m2: 90, observed_at: day(4) }
+        const delisted = { ...repriced, status: 'delisted' as const, observed_at: day(5) }
+        const relisted = { ...repriced, operation: 'Renta' as const, price: 9_000, observed_at: day(6) }
+        return [base, moved, retitled, repriced, delisted, relisted]
+      }).flat()
+      await ingestRecords(store, lines, DEFAULT_FX)
+      await runner.catchUp()
+      const batched = await tables(db)
+
+      const oneByOne = new ProjectionRunner(db, store, [{ ...listingsProjection, applyBatch: undefined }])
+      await oneByOne.rebuild(['listings'])
+
+      expect(await tables(db)).toBe(batched)
     })
 
     it('takes times from the events, not from when the projection ran', async () => {

@@ -12,7 +12,8 @@ type Tally = { stream: string; events: number; total: number; lastEvent: string;
 
 /**
  * A tiny read model: per stream, how many `Counted` events and the sum of their amounts, plus the
- * last event applied (so that order matters). Events flagged `poison` make `apply` throw.
+ * last event applied (so that order matters). Events flagged `poison` make `apply` throw; events
+ * flagged `failing` yield a statement the database refuses.
  */
 function tallyProjection(): Projection & { category: string; rows(db: Db): Promise<Tally[]> } {
   const label = Math.random().toString(36).slice(2, 10)
@@ -30,6 +31,7 @@ function tallyProjection(): Projection & { category: string; rows(db: Db): Promi
     tables: [table],
     apply(event) {
       if (event.data.poison) throw new Error(`poisoned event at ${event.position}`)
+      if (event.data.failing) return [sql('select 1 / $1::integer', 0)]
       return [
         sql(
           `insert into ${table} (stream, events, total, last_event, last_position) values ($1, 1, $2, $3, $4)
@@ -216,6 +218,23 @@ for (const target of databaseTargets('projection runner')) {
       await expect(catchingUp.catchUp()).rejects.toThrow('poisoned event')
       expect(await tally.rows(db)).toEqual(rows)
       expect(await checkpointOf(catchingUp)).toBe(checkpoint)
+    })
+
+    it('leaves rows and checkpoint untouched when the database refuses a statement in the middle of a batch', async () => {
+      const tally = tallyProjection()
+      await appendCounted(store, tally.category, 3, 1)
+      const runner = new ProjectionRunner(db, store, [tally])
+      await runner.catchUp()
+      const rows = await tally.rows(db)
+      const checkpoint = await checkpointOf(runner)
+      // Statements before and after the refused one, in the same batch.
+      await store.append(`${tally.category}-0`, [counted(10), counted(20, { failing: true }), counted(30), counted(40)], 'any')
+
+      // The error is the refused statement's own, not one of the statements that followed it.
+      await expect(runner.catchUp()).rejects.toThrow('division by zero')
+
+      expect(await tally.rows(db)).toEqual(rows)
+      expect(await checkpointOf(runner)).toBe(checkpoint)
     })
   })
 }
