@@ -1,0 +1,284 @@
+/**
+ * Ingestion and demo seeding, measured on the real server and CLI processes:
+ * - start-up: a fresh `bun src/main.ts` on an empty embedded store seeds the demo market (2,000
+ *   listings by default), catches its projections up and listens; its own log gives the seconds of
+ *   each phase and `startup_ms`;
+ * - bulk ingestion: a generated feed of `--listings` demo listings written as NDJSON, recorded with
+ *   `bun src/cli.ts ingest FILE` against a running server (embedded store: through the server's
+ *   socket; PostgreSQL: the CLI writes to the database itself), then the time until the server's
+ *   read models have caught up.
+ *
+ *   npx bun bench/ingest.ts [--listings 50000] [--startups 3] [--no-postgres] [--no-write]
+ *                           [--baseline DIR [--baseline-label TEXT] [--baseline-listings N]]
+ *
+ * `--baseline DIR` runs the same measurements, interleaved, on another checkout of the project
+ * (e.g. `git worktree add /tmp/base <commit>` with node_modules linked), for a before/after under
+ * the same machine load; with `--baseline-listings N` both ingest a feed of N listings (a slow
+ * baseline would take too long on the big one) and this tree also ingests the big one. PostgreSQL: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
+ * schema `bench_ingest`, dropped before and after. Results are printed and written to
+ * bench/results.md (section "Ingestion and demo seeding") unless --no-write.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import postgres from 'postgres'
+import { generateDemoFeed } from '../src/demo/market.ts'
+
+const ROOT = resolve(import.meta.dirname, '..')
+const RESULTS = join(ROOT, 'bench/results.md')
+const SECTION = 'Ingestion and demo seeding'
+const BUN = process.execPath
+const SCHEMA = 'bench_ingest'
+
+const { values: flags } = parseArgs({
+  options: {
+    listings: { type: 'string', default: '50000' },
+    startups: { type: 'string', default: '3' },
+    baseline: { type: 'string' },
+    'baseline-label': { type: 'string', default: 'before' },
+    'baseline-listings': { type: 'string' },
+    'no-postgres': { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+  },
+})
+const listings = Number(flags.listings)
+const baselineListings = flags.baseline && flags['baseline-listings'] ? Number(flags['baseline-listings']) : listings
+const startups = Number(flags.startups)
+const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
+
+type Code = { label: string; root: string }
+const codes: Code[] = [
+  ...(flags.baseline ? [{ label: flags['baseline-label'], root: resolve(flags.baseline) }] : []),
+  { label: flags.baseline ? 'after' : 'this tree', root: ROOT },
+]
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
+
+/** Free TCP port, asked of the OS. */
+async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  await probe.stop(true)
+  return port
+}
+
+type Server = { started: number; output: () => string; log(event: string): Record<string, unknown> | undefined; stop(): Promise<void> }
+
+/** `bun src/main.ts` of `root`; resolves once it logs `listening`. */
+async function startServer(root: string, env: Record<string, string>): Promise<Server> {
+  const started = performance.now()
+  const child: ChildProcess = spawn(BUN, ['src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(await freePort()), ACCESS_LOG: 'off', REDIS_URL: '', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<void>((done) => child.once('exit', () => done()))
+  const log = (event: string) => {
+    for (const line of output.split('\n')) {
+      if (!line.includes(`"event":"${event}"`)) continue
+      return JSON.parse(line) as Record<string, unknown>
+    }
+    return undefined
+  }
+  const server: Server = {
+    started,
+    output: () => output,
+    log,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      await exited
+      clearTimeout(timer)
+    },
+  }
+  const deadline = Date.now() + 180_000
+  while (!log('listening')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server in ${root} did not start:\n${output}`)
+    await sleep(50)
+  }
+  return server
+}
+
+function cli(root: string, env: Record<string, string>, ...args: string[]): Promise<Record<string, unknown>> {
+  return new Promise((done, fail) =>
+    execFile(
+      BUN,
+      ['src/cli.ts', ...args, '--json'],
+      { cwd: root, env: { ...process.env, REDIS_URL: '', DATABASE_URL: '', ...env }, maxBuffer: 64 * 2 ** 20 },
+      (error, stdout, stderr) => (error ? fail(new Error(`cli ${args.join(' ')}: ${error.message}\n${stderr}`)) : done(JSON.parse(stdout))),
+    ),
+  )
+}
+
+type Startup = { seed: number; projections: number; startupMs: number; untilListening: number }
+
+async function measureStartup(code: Code): Promise<Startup> {
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'mirador-bench-start-'))
+  const server = await startServer(code.root, { DATA_DIR: dataDir, DEMO_SEED: 'on' })
+  const untilListening = (performance.now() - server.started) / 1000
+  await server.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+  const seeded = server.log('demo_seeded')
+  if (!seeded) throw new Error(`no demo was seeded:\n${server.output()}`)
+  return {
+    seed: Number(seeded.seconds),
+    projections: Number(server.log('projections_ready')!.seconds),
+    startupMs: Number(server.log('listening')!.startup_ms),
+    untilListening,
+  }
+}
+
+type Feed = { listings: number; lines: number; path: string }
+type Ingest = { code: string; store: string; feed: Feed; events: number; seconds: number; currentAfter: number }
+
+async function dropSchema() {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+  await sql.unsafe(`drop schema if exists ${SCHEMA} cascade`)
+  await sql.end()
+}
+
+async function measureIngest(code: Code, store: 'pglite' | 'postgres', feed: Feed): Promise<Ingest> {
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'mirador-bench-ingest-'))
+  const url = new URL(databaseUrl)
+  url.searchParams.set('search_path', SCHEMA)
+  const env = { DATA_DIR: dataDir, DEMO_SEED: 'off', ...(store === 'postgres' ? { DATABASE_URL: url.toString() } : {}) }
+  if (store === 'postgres') await dropSchema()
+  const server = await startServer(code.root, env)
+  try {
+    const started = performance.now()
+    const result = await cli(code.root, env, 'ingest', feed.path)
+    if (Number(result.read) !== feed.lines || Number(result.rejected) !== 0) throw new Error(`unexpected ingest result ${JSON.stringify(result)}`)
+    const seconds = (performance.now() - started) / 1000
+    let status: { projection: string; head: number; lag: number }[]
+    for (;;) {
+      status = (await cli(code.root, env, 'projections', 'status')).projections as typeof status
+      if (status.every((p) => p.lag === 0)) break
+      await sleep(100)
+    }
+    const currentAfter = (performance.now() - started) / 1000
+    const line = { code: code.label, store, feed, events: status[0]!.head, seconds, currentAfter }
+    console.log(
+      `${line.code.padEnd(24)} ${store.padEnd(9)} ${feed.lines} lines → ${line.events} events in ${seconds.toFixed(1)} s ` +
+        `(${(feed.lines / seconds).toFixed(0)} lines/s); read models current after ${currentAfter.toFixed(1)} s`,
+    )
+    return line
+  } finally {
+    await server.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+    if (store === 'postgres') await dropSchema()
+  }
+}
+
+async function postgresAnswers(): Promise<boolean> {
+  const sql = postgres(databaseUrl, { max: 1, connect_timeout: 2, onnotice: () => {} })
+  try {
+    await sql`select 1`
+    return true
+  } catch {
+    return false
+  } finally {
+    await sql.end({ timeout: 1 })
+  }
+}
+
+const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`
+const loadBefore = os.loadavg()[0]!.toFixed(2)
+console.log(`machine: ${machine}; load average ${loadBefore}`)
+
+// Start-up, interleaved: a burst of load from elsewhere hits one round, not one variant.
+const startupRuns = new Map(codes.map((c) => [c.label, [] as Startup[]]))
+for (let round = 1; round <= startups; round++) {
+  for (const code of codes) {
+    const run = await measureStartup(code)
+    startupRuns.get(code.label)!.push(run)
+    console.log(
+      `start-up ${round}/${startups} ${code.label.padEnd(24)} seed ${run.seed.toFixed(2)} s, projections ${run.projections.toFixed(2)} s, ` +
+        `startup_ms ${run.startupMs}, process start → listening ${run.untilListening.toFixed(2)} s`,
+    )
+  }
+}
+
+const feedDir = mkdtempSync(join(os.tmpdir(), 'mirador-bench-feed-'))
+/** A demo feed of `size` listings as NDJSON, in observation order like a real export. */
+async function writeFeed(size: number): Promise<Feed> {
+  const path = join(feedDir, `feed-${size}.ndjson`)
+  const records = generateDemoFeed({ seed: 'bench', listings: size, anchor: new Date('2026-11-01T00:00:00.000Z') })
+  await new Promise<void>((done, fail) => {
+    const out = createWriteStream(path)
+    out.on('error', fail)
+    for (const record of records) out.write(`${JSON.stringify(record)}\n`)
+    out.end(done)
+  })
+  console.log(`feed: ${size} listings, ${records.length} lines, ${(Bun.file(path).size / 2 ** 20).toFixed(1)} MiB`)
+  return { listings: size, lines: records.length, path }
+}
+
+const stores: ('pglite' | 'postgres')[] = ['pglite']
+if (flags['no-postgres']) console.log('[skipped] PostgreSQL ingestion: --no-postgres')
+else if (await postgresAnswers()) stores.push('postgres')
+else console.log(`[skipped] PostgreSQL ingestion: nothing answers at ${databaseUrl}`)
+const ingests: Ingest[] = []
+try {
+  const big = await writeFeed(listings)
+  const small = baselineListings === listings ? big : await writeFeed(baselineListings)
+  for (const store of stores) {
+    for (const code of codes) ingests.push(await measureIngest(code, store, small))
+    if (small !== big) ingests.push(await measureIngest(codes.at(-1)!, store, big))
+  }
+} finally {
+  rmSync(feedDir, { recursive: true, force: true })
+}
+
+if (!flags['no-write']) {
+  const range = (xs: number[], digits: number) =>
+    `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`
+  const body = [
+    'A fresh `npm start` on an empty embedded store (PGlite) seeds the deterministic demo market (2,000 listings), catches the',
+    'projections up and listens; the server logs each phase (`demo_seeded`, `projections_ready`, `startup_ms` from the first line',
+    'of main.ts; "process start" adds Bun start-up and module loading). Then a generated demo feed is recorded with',
+    '`bun src/cli.ts ingest FILE` against a running server (embedded store: through its socket; PostgreSQL: the CLI writes to the',
+    'database itself while the server projects), and the time until every projection has caught up is read with',
+    '`projections status`. "ingest" is the wall time of the CLI process (with PostgreSQL it also catches the projections up',
+    'before it exits). Medians of the start-ups, range in parentheses. `--baseline` rows come from a copy of an earlier commit',
+    'measured in the same run, on a smaller feed when it is too slow for the big one. The machine is shared with other jobs.',
+    '',
+    `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    `- Machine: ${machine}; load average ${loadBefore} at start`,
+    `- Software: Bun ${Bun.version}, PGlite (embedded), PostgreSQL on the same host`,
+    `- Command: \`npx bun bench/ingest.ts --listings ${listings} --startups ${startups}${flags.baseline ? ` --baseline DIR --baseline-label '${flags['baseline-label']}' --baseline-listings ${baselineListings}` : ''}\``,
+    '',
+    '| code | demo seeded (s) | projections ready (s) | startup_ms | process start → listening (s) |',
+    '|---|---:|---:|---:|---:|',
+    ...codes.map((code) => {
+      const runs = startupRuns.get(code.label)!
+      return `| ${code.label} | ${range(runs.map((r) => r.seed), 2)} | ${range(runs.map((r) => r.projections), 2)} | ${range(runs.map((r) => r.startupMs), 0)} | ${range(runs.map((r) => r.untilListening), 2)} |`
+    }),
+    '',
+    '| code | store | listings | lines | events | ingest (s) | lines/s | read models current after (s) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...ingests.map(
+      (r) =>
+        `| ${r.code} | ${r.store} | ${r.feed.listings} | ${r.feed.lines} | ${r.events} | ${r.seconds.toFixed(1)} | ` +
+        `${(r.feed.lines / r.seconds).toFixed(0)} | ${r.currentAfter.toFixed(1)} |`,
+    ),
+  ].join('\n')
+  // Read just before writing: other benchmarks may have rewritten their sections meanwhile.
+  const existing = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '# Benchmark results\n'
+  const heading = `## ${SECTION}`
+  const section = `${heading}\n\n${body}\n`
+  const start = existing.search(new RegExp(`^${heading}$`, 'm'))
+  const next = start < 0 ? -1 : existing.indexOf('\n## ', start + 1)
+  const updated =
+    start < 0
+      ? `${existing.trimEnd()}\n\n${section}`
+      : existing.slice(0, start) + section + (next < 0 ? '' : `\n${existing.slice(next + 1)}`)
+  writeFileSync(RESULTS, updated)
+  console.log(`written to ${RESULTS}`)
+}

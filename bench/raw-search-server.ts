@@ -1,0 +1,30 @@
+/**
+ * A baseline for bench/listings.ts: a bare `Bun.serve` running the same listing search (same
+ * parsing, same SQL, same PostgreSQL pool size) with no framework, no authentication, no rate
+ * limiter and no response validation. Its gap to the real server is what those cost per request.
+ */
+import { openPostgres } from '../src/db/postgres.ts'
+import { parseListingSearch, searchListings } from '../src/listings/search.ts'
+
+const databaseUrl = process.env.DATABASE_URL
+if (!databaseUrl) throw new Error('DATABASE_URL is not set')
+const db = await openPostgres(databaseUrl)
+
+const server = Bun.serve({
+  hostname: '127.0.0.1',
+  port: Number(process.env.PORT ?? 0),
+  async fetch(request) {
+    const query = Object.fromEntries(new URL(request.url).searchParams)
+    try {
+      return Response.json(await searchListings(db, parseListingSearch(query), new Date()))
+    } catch (error) {
+      return Response.json({ ok: false, message: String(error) }, { status: 400 })
+    }
+  },
+})
+console.log(JSON.stringify({ event: 'listening', port: server.port }))
+process.on('SIGTERM', async () => {
+  await server.stop(true)
+  await db.close()
+  process.exit(0)
+})

@@ -1,0 +1,140 @@
+/**
+ * What the benchmarks share (run with Bun): child servers started and stopped by the script, `wrk`
+ * from a separate process, percentiles, the machine line, and writing one section of results.md
+ * without touching the others. bench/ratelimit.ts predates this module and keeps its own copies.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join, resolve } from 'node:path'
+
+export const ROOT = resolve(import.meta.dirname, '..')
+export const RESULTS = join(ROOT, 'bench/results.md')
+export const BUN = process.execPath
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  await probe.stop(true)
+  return port
+}
+
+export type Child = { child: ChildProcess; pid: number; output: () => string; stop(): Promise<void> }
+
+/** A Bun child process in the project directory; SIGTERM on stop, SIGKILL after 10 s. */
+export function startProcess(args: string[], env: Record<string, string>): Child {
+  const child = spawn(BUN, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<void>((done) => child.once('exit', () => done()))
+  return {
+    child,
+    pid: child.pid!,
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      await exited
+      clearTimeout(timer)
+    },
+  }
+}
+
+/** Polls `url` until it answers `status`; the process's output explains a failure. */
+export async function waitFor(url: string, status: number, init: RequestInit, output: () => string, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      if ((await fetch(url, init)).status === status) return
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} never answered ${status}:\n${output()}`)
+    await sleep(100)
+  }
+}
+
+/** Resident and peak resident memory of a process, in MiB (from /proc, Linux). */
+export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
+  return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 }
+}
+
+/** Nearest-rank percentile of already sorted values. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+}
+
+export type WrkResult = { requestsPerSecond: number; p50Ms: number; p99Ms: number; requests: number; errors: string | null }
+
+/** wrk latency like "812.00us", "1.23ms", "2.01s" → milliseconds. */
+function toMs(text: string): number {
+  const match = /^([\d.]+)(us|ms|s|m)$/.exec(text)
+  if (!match) throw new Error(`unexpected wrk latency "${text}"`)
+  const factor = { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] as 'us' | 'ms' | 's' | 'm']
+  return Number(match[1]) * factor
+}
+
+export type WrkOptions = { threads: number; connections: number; seconds: number; authorization?: string }
+
+/** Runs wrk against one URL and reads its summary; non-2xx answers and socket errors are reported. */
+export function wrk(url: string, options: WrkOptions): WrkResult {
+  const args = [`-t${options.threads}`, `-c${options.connections}`, `-d${options.seconds}s`, '--latency']
+  if (options.authorization) args.push('-H', `Authorization: ${options.authorization}`)
+  const output = execFileSync('wrk', [...args, url], { encoding: 'utf8' })
+  const grab = (pattern: RegExp) => {
+    const match = pattern.exec(output)
+    if (!match) throw new Error(`cannot read wrk output:\n${output}`)
+    return match[1]!
+  }
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1]
+  const socketErrors = /Socket errors: (.*)/.exec(output)?.[1]
+  return {
+    requestsPerSecond: Number(grab(/Requests\/sec:\s+([\d.]+)/)),
+    p50Ms: toMs(grab(/\s50%\s+(\S+)/)),
+    p99Ms: toMs(grab(/\s99%\s+(\S+)/)),
+    requests: Number(grab(/(\d+) requests in/)),
+    errors: [non2xx && `${non2xx} non-2xx responses`, socketErrors && `socket errors: ${socketErrors}`].filter(Boolean).join('; ') || null,
+  }
+}
+
+export function wrkVersion(): string {
+  let output: string
+  try {
+    output = execFileSync('wrk', ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  } catch (error) {
+    output = String((error as { stdout?: string }).stdout ?? '') // `wrk -v` exits non-zero
+  }
+  return /^wrk \S+/.exec(output)?.[0] ?? 'wrk'
+}
+
+export const machine = () =>
+  `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`
+
+export const loadAverage = () => os.loadavg()[0]!.toFixed(2)
+
+/**
+ * Replaces the section headed `## title` in results.md (up to the next `## `), or appends it.
+ * The file is read just before writing so that other sections, maybe rewritten meanwhile by
+ * another benchmark, are kept as they are.
+ */
+export function writeResultsSection(title: string, body: string) {
+  const heading = `## ${title}`
+  const section = `${heading}\n\n${body.trimEnd()}\n`
+  const existing = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '# Benchmark results\n'
+  const start = existing.search(new RegExp(`^${heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'))
+  let updated: string
+  if (start < 0) {
+    updated = `${existing.trimEnd()}\n\n${section}`
+  } else {
+    const next = existing.indexOf('\n## ', start + 1)
+    updated = existing.slice(0, start) + section + (next < 0 ? '' : `\n${existing.slice(next + 1)}`)
+  }
+  writeFileSync(RESULTS, updated)
+}
