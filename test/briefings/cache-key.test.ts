@@ -46,3 +46,11 @@ test('the cache key is the persona, the country and the validated input with def
   expect(cacheKeyOf('investor', investor.parse({ ...base, language: 'en' }))).not.toBe(cacheKeyOf('investor', investor.parse(base)))
   expect(cacheKeyOf('investor', investor.parse({ ...base, country: 'SV' }))).toMatch(/^investor:SV:/)
 })
+
+test('the country is accepted in any letter case, like ?country=, and caches as one entry', () => {
+  const persona = PERSONAS.investor
+  const upper = cacheKeyOf('investor', persona.parse({ zone: 'Zona 1', profile: 'balanced', country: 'CR' }))
+  expect(cacheKeyOf('investor', persona.parse({ zone: 'Zona 1', profile: 'balanced', country: 'cr' }))).toBe(upper)
+  expect(upper.startsWith('investor:CR:{')).toBe(true)
+  expect(() => persona.parse({ zone: 'Zona 1', profile: 'balanced', country: 'xx' })).toThrow(/country/)
+})

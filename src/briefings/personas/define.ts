@@ -84,6 +84,12 @@ type Definition<I extends string, P extends string, V extends string, X extends 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
+/** Country codes are accepted in any letter case, as in query strings (`?country=gt`). */
+function withCountryUpperCase(body: Record<string, unknown>): Record<string, unknown> {
+  if (typeof body.country === 'string') body.country = body.country.toUpperCase()
+  return body
+}
+
 /** One persona, defined once: the schema, vocabulary, words and rules all come from this call. */
 export function definePersona<I extends PersonaId, P extends string, V extends string, X extends TProperties>(
   definition: Definition<I, P, V, X>,
@@ -99,7 +105,7 @@ export function definePersona<I extends PersonaId, P extends string, V extends s
     rules: definition.rules,
     text: definition.text as Record<Language, PersonaText<string, string>>,
     parse(body) {
-      const withDefaults = isPlainObject(body) ? Value.Default(schema, structuredClone(body)) : body
+      const withDefaults = isPlainObject(body) ? Value.Default(schema, withCountryUpperCase(structuredClone(body))) : body
       return parseWith(schema, withDefaults, 'body') as unknown as BriefingInput
     },
     // parse() is the only way to obtain a BriefingInput for this persona, so the cast is sound.
