@@ -20,6 +20,7 @@ import { openPostgres } from '../src/db/postgres.ts'
 import { openSqlEventStore } from '../src/eventstore/sql-event-store.ts'
 import type { FeedRecord } from '../src/listings/feed.ts'
 import { ingestRecords } from '../src/listings/ingest.ts'
+import { BROKER_NAMES, KINDS, MARKETS } from '../src/demo/market.ts'
 import { DEFAULT_FX } from '../src/market/fx.ts'
 import type { Country, Currency, Operation, PropertyType, Source } from '../src/market/vocabulary.ts'
 
@@ -27,28 +28,6 @@ import type { Country, Currency, Operation, PropertyType, Source } from '../src/
 export const MARKET_END = '2026-11-01T00:00:00Z'
 const CHUNK = 50_000
 
-type Market = { zones: number; weight: number; currency: Currency; usdShare: number; ppm2: number; city: string; lang: 'es' | 'pt' | 'en' }
-const MARKETS: Record<Country, Market> = {
-  GT: { zones: 16, weight: 0.2, currency: 'GTQ', usdShare: 0.25, ppm2: 1500, city: 'Ciudad de Guatemala', lang: 'es' },
-  SV: { zones: 12, weight: 0.1, currency: 'USD', usdShare: 1, ppm2: 1250, city: 'San Salvador', lang: 'es' },
-  HN: { zones: 12, weight: 0.09, currency: 'HNL', usdShare: 0.2, ppm2: 950, city: 'Tegucigalpa', lang: 'es' },
-  CR: { zones: 14, weight: 0.12, currency: 'CRC', usdShare: 0.35, ppm2: 1700, city: 'San José', lang: 'es' },
-  BZ: { zones: 12, weight: 0.06, currency: 'BZD', usdShare: 0.3, ppm2: 1300, city: 'Belize City', lang: 'en' },
-  DO: { zones: 13, weight: 0.12, currency: 'DOP', usdShare: 0.3, ppm2: 1450, city: 'Santo Domingo', lang: 'es' },
-  PA: { zones: 15, weight: 0.13, currency: 'PAB', usdShare: 0.85, ppm2: 2100, city: 'Ciudad de Panamá', lang: 'es' },
-  BR: { zones: 18, weight: 0.18, currency: 'BRL', usdShare: 0.05, ppm2: 2300, city: 'São Paulo', lang: 'pt' },
-}
-
-type Kind = { weight: number; ppm2Factor: number; area: [number, number]; saleShare: number }
-const KINDS: Record<PropertyType, Kind> = {
-  Apartamento: { weight: 0.38, ppm2Factor: 1, area: [40, 200], saleShare: 0.6 },
-  Casa: { weight: 0.27, ppm2Factor: 0.85, area: [80, 450], saleShare: 0.7 },
-  Terreno: { weight: 0.1, ppm2Factor: 0.22, area: [150, 3000], saleShare: 0.92 },
-  Oficina: { weight: 0.09, ppm2Factor: 1.05, area: [30, 400], saleShare: 0.5 },
-  Local: { weight: 0.09, ppm2Factor: 1.15, area: [25, 300], saleShare: 0.5 },
-  Bodega: { weight: 0.07, ppm2Factor: 0.45, area: [150, 2500], saleShare: 0.45 },
-}
-const BROKER_NAMES = ['Inmobiliaria Los Altos', 'Casa Propia Realty', 'Grupo Hábitat', 'Vista Real Bienes Raíces', 'Nexo Inmobiliario', 'Punto Hogar']
 const PORTALS = ['clasificados', 'encuentra24', 'vivienda-hoy']
 const SCRAPED_SHARE = 0.18
 const VERIFIED_SHARE = 0.93
@@ -76,7 +55,7 @@ const asking = (v: string) => `(greatest(1, round((${v}) / power(10, greatest(0,
 const MARKET_ROWS = bands(Object.fromEntries(Object.entries(MARKETS).map(([c, m]) => [c, m.weight])) as Record<Country, number>)
   .map(([c, lo, hi], i) => {
     const m = MARKETS[c]
-    return `(${text(c)}, ${i + 1}, ${m.zones}, ${text(m.currency)}, ${DEFAULT_FX[m.currency]}::float8, ${m.usdShare}::float8, ${m.ppm2}::float8, ${text(m.city)}, ${text(m.lang)}, ${lo}::float8, ${hi}::float8)`
+    return `(${text(c)}, ${i + 1}, ${m.zones}, ${text(m.currency)}, ${DEFAULT_FX[m.currency]}::float8, ${m.usdShare}::float8, ${m.ppm2}::float8, ${text(m.city)}, ${text(m.language)}, ${lo}::float8, ${hi}::float8)`
   })
   .join(',\n      ')
 const KIND_ROWS = bands(Object.fromEntries(Object.entries(KINDS).map(([k, spec]) => [k, spec.weight])) as Record<PropertyType, number>)

@@ -9,16 +9,13 @@
  * saying so, when Redis does not answer. Results are printed and written to bench/results.md
  * (section "Rate limiting") unless --no-write.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createClient } from 'redis'
-
-const ROOT = resolve(import.meta.dirname, '..')
-const RESULTS = join(ROOT, 'bench/results.md')
-const BUN = process.execPath
+import { BUN, RESULTS, ROOT, freePort, loadAverage, machine, startProcess, waitFor, wrk, wrkVersion, writeResultsSection } from './support.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -37,48 +34,6 @@ const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
 
 type Target = { name: string; url: string; authorization?: string; stop(): Promise<void> }
 type Result = { name: string; requestsPerSecond: number; p50Ms: number; p99Ms: number; requests: number; errors: string | null }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  await probe.stop(true)
-  return port
-}
-
-function startProcess(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; stop(): Promise<void> } {
-  const child = spawn(BUN, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<void>((done) => child.once('exit', () => done()))
-  return {
-    child,
-    output: () => output,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-      await exited
-      clearTimeout(timer)
-    },
-  }
-}
-
-/** Polls `url` until it answers `status`; the process's output explains a failure. */
-async function waitFor(url: string, status: number, init: RequestInit, output: () => string) {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    try {
-      if ((await fetch(url, init)).status === status) return
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`${url} never answered ${status}:\n${output()}`)
-    await sleep(100)
-  }
-}
 
 async function startRaw(): Promise<Target> {
   const port = await freePort()
@@ -133,38 +88,10 @@ async function startMirador(name: string, extraEnv: Record<string, string>): Pro
   }
 }
 
-/** wrk latency like "812.00us", "1.23ms", "2.01s" → milliseconds. */
-function toMs(text: string): number {
-  const match = /^([\d.]+)(us|ms|s|m)$/.exec(text)
-  if (!match) throw new Error(`unexpected wrk latency "${text}"`)
-  const factor = { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] as 'us' | 'ms' | 's' | 'm']
-  return Number(match[1]) * factor
-}
-
-function wrk(target: Target, seconds: number): string {
-  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency']
-  if (target.authorization) args.push('-H', `Authorization: ${target.authorization}`)
-  return execFileSync('wrk', [...args, target.url], { encoding: 'utf8' })
-}
-
 async function measure(target: Target): Promise<Result> {
-  wrk(target, 2) // warm-up: JIT, connection pools, Redis script cache
-  const output = wrk(target, duration)
-  const grab = (pattern: RegExp) => {
-    const match = pattern.exec(output)
-    if (!match) throw new Error(`cannot read wrk output:\n${output}`)
-    return match[1]!
-  }
-  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1]
-  const socketErrors = /Socket errors: (.*)/.exec(output)?.[1]
-  const result: Result = {
-    name: target.name,
-    requestsPerSecond: Number(grab(/Requests\/sec:\s+([\d.]+)/)),
-    p50Ms: toMs(grab(/\s50%\s+(\S+)/)),
-    p99Ms: toMs(grab(/\s99%\s+(\S+)/)),
-    requests: Number(grab(/(\d+) requests in/)),
-    errors: [non2xx && `${non2xx} non-2xx responses`, socketErrors && `socket errors: ${socketErrors}`].filter(Boolean).join('; ') || null,
-  }
+  const options = { threads, connections, authorization: target.authorization }
+  wrk(target.url, { ...options, seconds: 2 }) // warm-up: JIT, connection pools, Redis script cache
+  const result: Result = { name: target.name, ...wrk(target.url, { ...options, seconds: duration }) }
   console.log(
     `${result.name.padEnd(32)} ${result.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${result.p50Ms.toFixed(2)} ms   p99 ${result.p99Ms.toFixed(2)} ms${result.errors ? `   !! ${result.errors}` : ''}`,
   )
@@ -194,20 +121,9 @@ async function dropCounters(keyId: string) {
   client.destroy()
 }
 
-function wrkVersion(): string {
-  let output: string
-  try {
-    output = execFileSync('wrk', ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-  } catch (error) {
-    output = String((error as { stdout?: string }).stdout ?? '') // `wrk -v` exits non-zero
-  }
-  return /^wrk \S+/.exec(output)?.[0] ?? 'wrk'
-}
-
 const redisVersion = await redisAvailable()
-const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`
-const loadBefore = os.loadavg()[0]!.toFixed(2)
-console.log(`machine: ${machine}; load average ${loadBefore}`)
+const loadBefore = loadAverage()
+console.log(`machine: ${machine()}; load average ${loadBefore}`)
 console.log(`wrk -t${threads} -c${connections} -d${duration}s --latency (after a 2 s warm-up), one server at a time, ${roundCount} round(s)\n`)
 
 // All servers start first and wait idle; wrk loads one at a time, round after round, so a burst of
@@ -265,8 +181,6 @@ if (rounds.flat().some((r) => r.errors)) {
 if (!flags['no-write']) {
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ')
   const section = [
-    '## Rate limiting',
-    '',
     `Authenticated \`GET /api/v1/health\` (enterprise key, \`RATE_LIMIT_ENTERPRISE=100000000\` so every request is counted and allowed,`,
     '`ACCESS_LOG=off`, embedded store, `DEMO_SEED=off`) on the real server with each rate-limiter adapter, against a raw `Bun.serve`',
     'returning a small JSON, in the same run. Each server is its own process; `wrk` loads one at a time from another process over loopback.',
@@ -275,7 +189,7 @@ if (!flags['no-write']) {
     'The machine is shared with other jobs: compare ratios from one run, not absolute numbers across runs.',
     '',
     `- Date: ${date} UTC`,
-    `- Machine: ${machine}; load average ${loadBefore} at start (other jobs may share the machine)`,
+    `- Machine: ${machine()}; load average ${loadBefore} at start (other jobs may share the machine)`,
     `- Software: Bun ${Bun.version}, ${wrkVersion()}, Redis ${redisVersion ?? 'not available'} on the same host`,
     `- Command: \`npx bun bench/ratelimit.ts --duration ${duration} --threads ${threads} --connections ${connections} --rounds ${roundCount}\``,
     `  (per target and round: 2 s warm-up, then \`wrk -t${threads} -c${connections} -d${duration}s --latency -H 'Authorization: Bearer …' http://127.0.0.1:PORT/api/v1/health\`;`,
@@ -291,15 +205,6 @@ if (!flags['no-write']) {
     '',
   ].join('\n')
 
-  const existing = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '# Benchmark results\n\n'
-  const start = existing.indexOf('## Rate limiting')
-  let updated: string
-  if (start < 0) {
-    updated = `${existing.trimEnd()}\n\n${section}`
-  } else {
-    const next = existing.indexOf('\n## ', start + 1)
-    updated = existing.slice(0, start) + section + (next < 0 ? '' : `\n${existing.slice(next + 1)}`)
-  }
-  writeFileSync(RESULTS, updated)
+  writeResultsSection('Rate limiting', section)
   console.log(`written to ${RESULTS}`)
 }

@@ -1,7 +1,7 @@
 /**
  * What the benchmarks share (run with Bun): child servers started and stopped by the script, `wrk`
  * from a separate process, percentiles, the machine line, and writing one section of results.md
- * without touching the others. bench/ratelimit.ts predates this module and keeps its own copies.
+ * without touching the others.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'

@@ -18,7 +18,7 @@ export const HISTORY_DAYS = 180
 /** The demo's end of history for a run at `now`: the start of that UTC day (stable all day long). */
 export const demoAnchor = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()))
 
-type CountryMarket = {
+export type CountryMarket = {
   zones: number
   /** Share of the listings of the demo. */
   weight: number
@@ -31,7 +31,8 @@ type CountryMarket = {
   language: 'es' | 'pt' | 'en'
 }
 
-const MARKETS: Record<Country, CountryMarket> = {
+/** The demo's shape per country; the 1M-listing benchmark loads the same shape. */
+export const MARKETS: Record<Country, CountryMarket> = {
   GT: { zones: 16, weight: 0.2, currency: 'GTQ', usdShare: 0.25, ppm2: 1500, city: 'Ciudad de Guatemala', language: 'es' },
   SV: { zones: 12, weight: 0.1, currency: 'USD', usdShare: 1, ppm2: 1250, city: 'San Salvador', language: 'es' },
   HN: { zones: 12, weight: 0.09, currency: 'HNL', usdShare: 0.2, ppm2: 950, city: 'Tegucigalpa', language: 'es' },
@@ -45,8 +46,8 @@ const MARKETS: Record<Country, CountryMarket> = {
 /** Smallest market the generator accepts: one listing for every zone, so zones have no gaps. */
 export const MIN_DEMO_LISTINGS = COUNTRIES.reduce((n, c) => n + MARKETS[c].zones, 0)
 
-type Kind = { weight: number; ppm2Factor: number; area: [number, number]; saleShare: number }
-const KINDS: Record<PropertyType, Kind> = {
+export type Kind = { weight: number; ppm2Factor: number; area: [number, number]; saleShare: number }
+export const KINDS: Record<PropertyType, Kind> = {
   Apartamento: { weight: 0.38, ppm2Factor: 1, area: [40, 200], saleShare: 0.6 },
   Casa: { weight: 0.27, ppm2Factor: 0.85, area: [80, 450], saleShare: 0.7 },
   Terreno: { weight: 0.1, ppm2Factor: 0.22, area: [150, 3000], saleShare: 0.92 },
@@ -56,7 +57,7 @@ const KINDS: Record<PropertyType, Kind> = {
 }
 const KIND_NAMES = Object.keys(KINDS) as PropertyType[]
 
-const BROKER_NAMES = [
+export const BROKER_NAMES = [
   'Inmobiliaria Los Altos',
   'Casa Propia Realty',
   'Grupo Hábitat',
