@@ -61,6 +61,8 @@ const respond = (briefing: CachedBriefing, cached: boolean, usage: Usage): Brief
   usage,
 })
 
+const PROJECTED_USAGE_TTL_MS = 1000
+
 export function briefingService(deps: BriefingServiceDeps): BriefingService {
   const quotas = deps.quotas ?? DEFAULT_QUOTAS
   const ledger = new QuotaLedger(deps.store, quotas)
@@ -69,9 +71,25 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
   /** Briefings being written in this process, per quota stream (see reserveSlot). */
   const inProgress = new Map<string, Set<Promise<void>>>()
 
+  /**
+   * /health reports usage on every request, so the projected count is reused for a second: charges
+   * made by this process are known at once (the ledger), other processes' within that second.
+   */
+  const projectedUsage = new Map<string, { used: number; expires: number }>()
+  async function projectedUsed(ownerId: string, month: string): Promise<number> {
+    const key = `${ownerId}/${month}`
+    const started = performance.now()
+    const cached = projectedUsage.get(key)
+    if (cached && cached.expires > started) return cached.used
+    const used = await deps.readModel.used(ownerId, month)
+    if (projectedUsage.size >= 10_000) projectedUsage.clear()
+    projectedUsage.set(key, { used, expires: started + PROJECTED_USAGE_TTL_MS })
+    return used
+  }
+
   async function usage(ownerId: string, tier: ApiTier, now: Date): Promise<Usage> {
     const month = quotaMonth(now)
-    const projected = await deps.readModel.used(ownerId, month)
+    const projected = await projectedUsed(ownerId, month)
     return usageOf(quotas, tier, Math.max(projected, ledger.knownUsed(ownerId, month) ?? 0))
   }
 
