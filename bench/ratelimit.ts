@@ -15,7 +15,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createClient } from 'redis'
-import { BUN, RESULTS, ROOT, freePort, loadAverage, machine, startProcess, waitFor, wrk, wrkVersion, writeResultsSection } from './support.ts'
+import { BUN, RESULTS, ROOT, freePort, loadAverage, machine, startProcess, waitFor, wrk, type WrkResult, wrkVersion, writeResultsSection } from './support.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -33,7 +33,7 @@ const roundCount = Number(flags.rounds)
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
 
 type Target = { name: string; url: string; authorization?: string; stop(): Promise<void> }
-type Result = { name: string; requestsPerSecond: number; p50Ms: number; p99Ms: number; requests: number; errors: string | null }
+type Result = WrkResult & { name: string }
 
 async function startRaw(): Promise<Target> {
   const port = await freePort()

@@ -1,12 +1,16 @@
+import { type AnyElysia, Elysia } from 'elysia'
+import { expect } from 'vitest'
 import { listingsProjection } from '../../projections/listings.ts'
 import { ProjectionRunner } from '../../projections/runner.ts'
 import { generateDemoFeed } from '../../src/demo/market.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { errorPlugin, type Logger } from '../../src/http/errors.ts'
 import type { FeedLine, FeedRecord } from '../../src/listings/feed.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
+import type { Clock } from '../../src/shared/random.ts'
 import type { DatabaseTarget } from './databases.ts'
 
 /** A valid broker feed line; override any field. */
@@ -65,3 +69,30 @@ export async function openMarket(target: DatabaseTarget, listings: number, seed 
     },
   }
 }
+
+export type Get = (path: string) => Promise<{ status: number; body: Record<string, unknown> }>
+
+const silent: Logger = { info() {}, error() {} }
+const dayAfterAnchor: Clock = () => new Date(ANCHOR.getTime() + 86_400_000)
+
+/**
+ * A route plugin over `market`, mounted as the app mounts it (under /api/v1, behind the error
+ * mapping) on the day after the market's history; authentication is in front of it in the real app
+ * and tested with it. `get` checks that every answer is JSON.
+ */
+export function mountedOn(market: Market, routes: (deps: { db: Db; clock: Clock }) => AnyElysia): Get {
+  const app = new Elysia().use(errorPlugin(silent)).group('/api/v1', (api) => api.use(routes({ db: market.db, clock: dayAfterAnchor })))
+  return async (path) => {
+    const response = await app.handle(new Request(`http://localhost/api/v1${path}`))
+    expect(response.headers.get('content-type')).toMatch(/application\/json/)
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+  }
+}
+
+/** The 400 body naming exactly `fields`, in that order. */
+export const invalidRequest = (fields: string[]) => ({
+  ok: false,
+  error: 'invalid_request',
+  message: expect.any(String),
+  details: fields.map((field) => ({ field, message: expect.any(String) })),
+})
