@@ -18,18 +18,16 @@
  * schema `bench_ingest`, dropped before and after. Results are printed and written to
  * bench/results.md (section "Ingestion and demo seeding") unless --no-write.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import postgres from 'postgres'
 import { generateDemoFeed } from '../src/demo/market.ts'
+import { BUN, RESULTS, ROOT, freePort, sleep, startProcess } from './support.ts'
 
-const ROOT = resolve(import.meta.dirname, '..')
-const RESULTS = join(ROOT, 'bench/results.md')
 const SECTION = 'Ingestion and demo seeding'
-const BUN = process.execPath
 const SCHEMA = 'bench_ingest'
 
 const { values: flags } = parseArgs({
@@ -54,53 +52,26 @@ const codes: Code[] = [
   { label: flags.baseline ? 'after' : 'this tree', root: ROOT },
 ]
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
-
-/** Free TCP port, asked of the OS. */
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  await probe.stop(true)
-  return port
-}
 
 type Server = { started: number; output: () => string; log(event: string): Record<string, unknown> | undefined; stop(): Promise<void> }
 
 /** `bun src/main.ts` of `root`; resolves once it logs `listening`. */
-async function startServer(root: string, env: Record<string, string>): Promise<Server> {
+async function startServer(root: string, extraEnv: Record<string, string>): Promise<Server> {
   const started = performance.now()
-  const child: ChildProcess = spawn(BUN, ['src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(await freePort()), ACCESS_LOG: 'off', REDIS_URL: '', DATABASE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<void>((done) => child.once('exit', () => done()))
+  const env = { HOST: '127.0.0.1', PORT: String(await freePort()), ACCESS_LOG: 'off', REDIS_URL: '', DATABASE_URL: '', ...extraEnv }
+  const { child, output, stop } = startProcess(['src/main.ts'], env, root)
   const log = (event: string) => {
-    for (const line of output.split('\n')) {
+    for (const line of output().split('\n')) {
       if (!line.includes(`"event":"${event}"`)) continue
       return JSON.parse(line) as Record<string, unknown>
     }
     return undefined
   }
-  const server: Server = {
-    started,
-    output: () => output,
-    log,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-      await exited
-      clearTimeout(timer)
-    },
-  }
+  const server: Server = { started, output, log, stop }
   const deadline = Date.now() + 180_000
   while (!log('listening')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server in ${root} did not start:\n${output}`)
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server in ${root} did not start:\n${output()}`)
     await sleep(50)
   }
   return server

@@ -23,9 +23,9 @@ export async function freePort(): Promise<number> {
 
 export type Child = { child: ChildProcess; pid: number; output: () => string; stop(): Promise<void> }
 
-/** A Bun child process in the project directory; SIGTERM on stop, SIGKILL after 10 s. */
-export function startProcess(args: string[], env: Record<string, string>): Child {
-  const child = spawn(BUN, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+/** A Bun child process, in the project directory unless `cwd` says otherwise; SIGTERM on stop, SIGKILL after 10 s. */
+export function startProcess(args: string[], env: Record<string, string>, cwd = ROOT): Child {
+  const child = spawn(BUN, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
