@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import type { EventStore } from '../eventstore/port.ts'
 import type { Principal } from '../keys/authenticate.ts'
 import type { ApiTier } from '../owners/owner.ts'
-import { AppError, notFound } from '../shared/errors.ts'
+import { AppError, echo, notFound } from '../shared/errors.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
 import { CACHE_TTL_MS, cacheKeyOf } from './cache-key.ts'
 import { type BriefingGenerated, type BriefingServedFromCache, cacheHitStream, quotaStream } from './events.ts'
@@ -179,7 +179,7 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
 
   async function brief(personaId: string, body: unknown, caller: Caller): Promise<BriefingResponse> {
     const persona = findPersona(personaId)
-    if (!persona) throw notFound(`no persona "${personaId}"; see GET /api/v1/briefings/personas`)
+    if (!persona) throw notFound(`no persona ${echo(personaId)}; see GET /api/v1/briefings/personas`)
     const input = persona.parse(body)
     const now = deps.clock()
     // Existence first, so an unknown zone is a 404 even when the cache or the quota would answer.

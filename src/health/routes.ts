@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { contextOf } from '../http/request-context.ts'
+import type { Gate } from '../http/gate.ts'
 import type { ApiTier } from '../owners/owner.ts'
 import type { Clock } from '../shared/random.ts'
 
@@ -23,30 +23,29 @@ export const HealthResult = t.Object({
 })
 
 /** GET /health: proves the key works and reports the tier, this hour's counter and this month's quota. */
-export function healthRoutes(deps: { clock: Clock; quota: QuotaReader }) {
-  return new Elysia({ name: 'health' }).get(
+export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReader }) {
+  return new Elysia({ name: 'health' }).use(deps.gate).get(
     '/health',
-    async ({ request }) => {
-      const { principal, rate } = contextOf(request)
+    async ({ caller }) => {
       const now = deps.clock()
       return {
         ok: true as const,
         service: 'mirador' as const,
         version: 'v1' as const,
-        tier: principal.tier,
-        key_id: principal.keyId,
-        owner_id: principal.ownerId,
-        scopes: principal.scopes,
-        rate_limit: rate && {
-          limit: rate.limit,
-          used: rate.used,
-          remaining: rate.remaining,
-          reset_at: rate.resetAt.toISOString(),
+        tier: caller.tier,
+        key_id: caller.keyId,
+        owner_id: caller.ownerId,
+        scopes: caller.scopes,
+        rate_limit: caller.rate && {
+          limit: caller.rate.limit,
+          used: caller.rate.used,
+          remaining: caller.rate.remaining,
+          reset_at: caller.rate.resetAt.toISOString(),
         },
-        quota: await deps.quota(principal.ownerId, principal.tier, now),
+        quota: await deps.quota(caller.ownerId, caller.tier, now),
         time: now.toISOString(),
       }
     },
-    { response: { 200: HealthResult } },
+    { scope: 'read', response: { 200: HealthResult } },
   )
 }

@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia'
+import { type AnyElysia, Elysia } from 'elysia'
 import { briefingRoutes } from '../briefings/routes.ts'
 import type { BriefingService } from '../briefings/service.ts'
 import type { Db } from '../db/port.ts'
@@ -7,10 +7,11 @@ import { listingRoutes } from '../listings/routes.ts'
 import { zoneRoutes } from '../zones/routes.ts'
 import type { KeyLookup } from '../keys/authenticate.ts'
 import type { RateLimiter, RateLimits } from '../ratelimit/port.ts'
+import { AppError } from '../shared/errors.ts'
 import type { Clock } from '../shared/random.ts'
-import { authPlugin } from './auth.ts'
-import { type Logger, errorPlugin } from './errors.ts'
-import { API_PREFIX, pathOf } from './route-table.ts'
+import { type Logger, errorPlugin, loggedPath } from './errors.ts'
+import { type Gate, gate } from './gate.ts'
+import { API_PREFIX, answerUnmatched, assertAccessDeclared } from './routing.ts'
 
 export type ApiDeps = {
   keys: KeyLookup
@@ -25,27 +26,53 @@ export type ApiDeps = {
   briefings: BriefingService
 }
 
-/** The whole HTTP API. Runtime-neutral: `app.handle(request)` works on Node; Bun serves it in main.ts. */
-export function buildApp(deps: ApiDeps) {
-  return new Elysia()
-    .use(errorPlugin(deps.log))
-    .use(authPlugin(deps))
-    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
-      if (!deps.accessLog) return
-      deps.log.info('request', {
-        request_id: set.headers['x-request-id'],
-        method: request.method,
-        path: pathOf(request.url),
-        status: set.status,
-      })
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+/**
+ * Every response gets `X-Request-Id` (a sane incoming one is echoed). A request whose URL is not
+ * absolute had a missing or malformed Host header (Bun then hands over only the target): it is
+ * refused before routing, since Elysia reads the path from an absolute URL.
+ */
+const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set }) => {
+  const incoming = request.headers.get('x-request-id')
+  set.headers['x-request-id'] = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
+  if (!request.url.startsWith('http://')) {
+    throw new AppError('invalid_request', 'the Host header is missing or malformed', {
+      details: [{ field: 'host', message: 'Expected a host name, optionally with a port' }],
     })
-    .group(API_PREFIX, (api) =>
-      api
-        .use(healthRoutes({ clock: deps.clock, quota: deps.briefings.usage }))
-        .use(zoneRoutes(deps))
-        .use(listingRoutes(deps))
-        .use(briefingRoutes({ service: deps.briefings })),
-    )
+  }
+})
+
+/** The API's features, each an Elysia instance whose routes declare their access to `gate`. */
+export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
+  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage }),
+  zoneRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
+  listingRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
+  briefingRoutes({ gate: guard, service: deps.briefings }),
+]
+
+/**
+ * The whole HTTP API. Runtime-neutral: `app.handle(request)` works on Node; Bun serves it in main.ts.
+ * Elysia's route table is the only one: each route declares its access where it is defined, the
+ * gate runs on the route Elysia matched, 404/405 come from the same table, and a route that
+ * declares no access stops the app from being built.
+ */
+export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] = (guard) => apiFeatures(deps, guard)) {
+  const guard = gate(deps)
+  const app = new Elysia({
+    // Elysia's path = request.url from the first "/" after "http://": the authority never counts.
+    handler: { standardHostname: false },
+  })
+    .use(requestIds)
+    .use(errorPlugin(deps.log))
+    .onAfterResponse({ as: 'global' }, ({ request, set, path }) => {
+      if (!deps.accessLog) return
+      deps.log.info('request', { request_id: set.headers['x-request-id'], method: request.method, path: loggedPath(path), status: set.status })
+    })
+    .group(API_PREFIX, (api) => features(guard).reduce((mounted, feature) => mounted.use(feature), api))
+  answerUnmatched(app, guard)
+  assertAccessDeclared(app)
+  return app
 }
 
 export type App = ReturnType<typeof buildApp>

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
-import { AppError, type FieldError, httpStatus } from '../shared/errors.ts'
+import { AppError, echo, type FieldError, httpStatus } from '../shared/errors.ts'
+import { ClientAborted } from './body.ts'
 
 export type Logger = { info(event: string, fields: Record<string, unknown>): void; error(event: string, fields: Record<string, unknown>): void }
 
@@ -16,9 +17,10 @@ function validationDetails(error: unknown, where: string): FieldError[] {
   return [...seen].map(([field, message]) => ({ field, message }))
 }
 
-/** Maps every failure to the JSON error envelope, in one place. Never leaks a stack trace. */
-export function toAppError(code: string | number, error: unknown): AppError {
+/** Maps every failure to the JSON error envelope, in one place. `path` is Elysia's reading of the request. */
+export function toAppError(code: string | number, error: unknown, path: string): AppError {
   if (error instanceof AppError) return error
+  if (error instanceof ClientAborted) return new AppError('invalid_request', error.message)
   switch (code) {
     case 'VALIDATION': {
       const where = String((error as { type?: string }).type ?? 'request')
@@ -32,20 +34,25 @@ export function toAppError(code: string | number, error: unknown): AppError {
     case 'PARSE':
       return new AppError('invalid_request', 'the request body could not be parsed', { details: [{ field: 'body', message: 'malformed body' }] })
     case 'NOT_FOUND':
-      return new AppError('not_found', 'no such endpoint')
+      return new AppError('not_found', `no endpoint at ${echo(path)}; the API lives under /api/v1`)
     default:
       return new AppError('internal', 'internal error; the request id identifies it in the server log')
   }
 }
 
+/**
+ * Every failure becomes the JSON envelope with its status, whatever threw it. A bug is logged with
+ * its cause and answered `500 internal` without a stack trace; a client that went away mid-body is
+ * logged as such (info), not as a server error. Never parses `request.url`: the path is Elysia's.
+ */
 export function errorPlugin(log: Logger) {
-  return new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error, set, request }) => {
-    const appError = toAppError(code, error)
-    if (appError.code === 'internal') {
+  return new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error, set, request, path }) => {
+    const appError = toAppError(code, error, path)
+    const where = { request_id: set.headers['x-request-id'], method: request.method, path: loggedPath(path) }
+    if (error instanceof ClientAborted) log.info('client_aborted', where)
+    else if (appError.code === 'internal') {
       log.error('unhandled_error', {
-        request_id: set.headers['x-request-id'],
-        method: request.method,
-        path: new URL(request.url).pathname,
+        ...where,
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         stack: error instanceof Error ? error.stack : undefined,
       })
@@ -56,6 +63,11 @@ export function errorPlugin(log: Logger) {
     return appError.body()
   })
 }
+
+const MAX_LOGGED_PATH = 200
+
+/** A request path as written to the log: cut, so a client cannot fill the log with one request. */
+export const loggedPath = (path: string): string => (path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path)
 
 /** JSON-lines logger on stdout/stderr. Never receives an Authorization header or a key. */
 export const jsonLogger: Logger = {

@@ -39,6 +39,9 @@ export const httpStatus: Record<ErrorCode, number> = {
 
 export type FieldError = { field: string; message: string }
 
+/** A backstop for messages that quote input: no error message is longer than this. */
+const MAX_MESSAGE = 600
+
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
@@ -48,13 +51,22 @@ export class AppError extends Error {
     /** Extra response headers, e.g. `Retry-After`. */
     readonly headers: Record<string, string> = {},
   ) {
-    super(message)
+    super(message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message)
     this.name = 'AppError'
   }
 
   body(): Record<string, unknown> {
     return { ok: false, error: this.code, message: this.message, ...this.extra }
   }
+}
+
+/** Longest piece of client input an error message repeats; the rest is cut and marked with "…". */
+export const MAX_ECHO = 80
+
+/** Client input as quoted in an error message: JSON-quoted (no control characters) and cut to MAX_ECHO. */
+export function echo(input: string): string {
+  const cut = input.length > MAX_ECHO ? `${input.slice(0, MAX_ECHO)}…` : input
+  return JSON.stringify(cut)
 }
 
 export const invalidRequest = (message: string, details: FieldError[] = []) =>

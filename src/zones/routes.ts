@@ -3,7 +3,8 @@ import { Elysia } from 'elysia'
 import type { Db } from '../db/port.ts'
 import { countryParam, type Problems, throwIfProblems } from '../market/query-params.ts'
 import { ZONE_SLUG_PATTERN } from '../market/zone-name.ts'
-import { notFound } from '../shared/errors.ts'
+import type { Gate } from '../http/gate.ts'
+import { echo, notFound } from '../shared/errors.ts'
 import type { Clock } from '../shared/random.ts'
 import { getZoneDetail, listZones } from './queries.ts'
 import { ZoneDetailResponse, ZonesResponse } from './schemas.ts'
@@ -12,9 +13,10 @@ const CountryQuery = Type.Object({ country: Type.Optional(Type.String()) })
 const SlugParams = Type.Object({ slug: Type.String() })
 const SLUG = new RegExp(ZONE_SLUG_PATTERN)
 
-/** GET /zones and GET /zone/:slug, relative to the API prefix; authentication is mounted in front. */
-export function zoneRoutes(deps: { db: Db; clock: Clock }) {
+/** GET /zones and GET /zone/:slug, relative to the API prefix. */
+export function zoneRoutes(deps: { gate: Gate; db: Db; clock: Clock }) {
   return new Elysia({ name: 'zones' })
+    .use(deps.gate)
     .get(
       '/zones',
       async ({ query }) => {
@@ -24,7 +26,7 @@ export function zoneRoutes(deps: { db: Db; clock: Clock }) {
         const zones = await listZones(deps.db, country, deps.clock())
         return { ok: true as const, country, count: zones.length, zones }
       },
-      { query: CountryQuery, response: { 200: ZonesResponse } },
+      { scope: 'read', query: CountryQuery, response: { 200: ZonesResponse } },
     )
     .get(
       '/zone/:slug',
@@ -34,9 +36,9 @@ export function zoneRoutes(deps: { db: Db; clock: Clock }) {
         const country = countryParam(query, problems)
         throwIfProblems(problems, 'request')
         const detail = await getZoneDetail(deps.db, country, params.slug, deps.clock())
-        if (!detail) throw notFound(`no zone ${params.slug} in ${country}`)
+        if (!detail) throw notFound(`no zone ${echo(params.slug)} in ${country}`)
         return { ok: true as const, ...detail }
       },
-      { params: SlugParams, query: CountryQuery, response: { 200: ZoneDetailResponse } },
+      { scope: 'read', params: SlugParams, query: CountryQuery, response: { 200: ZoneDetailResponse } },
     )
 }

@@ -4,7 +4,7 @@ import { BriefingReadModel } from '../../src/briefings/read-model.ts'
 import { briefingRoutes } from '../../src/briefings/routes.ts'
 import { briefingService } from '../../src/briefings/service.ts'
 import { localAnalyst } from '../../src/briefings/writer.ts'
-import { authPlugin } from '../../src/http/auth.ts'
+import { gate } from '../../src/http/gate.ts'
 import { errorPlugin } from '../../src/http/errors.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
@@ -15,8 +15,8 @@ import { fixtureFacts, gtZones } from './fixtures.ts'
 type Json = Record<string, unknown>
 
 /**
- * The briefing routes behind the real error mapping and auth plugin, on the harness's owners and
- * keys. (The harness's own app does not mount the briefing routes yet.)
+ * The briefing routes behind the real error mapping and gate, on the harness's owners and keys,
+ * with a briefing service over fixture zone facts (the harness's app serves the real market).
  */
 async function briefingApp(system: TestSystem) {
   const { db, store } = system.storage
@@ -25,8 +25,14 @@ async function briefingApp(system: TestSystem) {
   const service = briefingService({ store, readModel, facts: fixtureFacts(gtZones(120)), writer: localAnalyst, clock: systemClock, random: cryptoRandom })
   const app = new Elysia()
     .use(errorPlugin({ info: () => {}, error: () => {} }))
-    .use(authPlugin({ keys: system.keys, limiter: memoryRateLimiter(), limits: { pro: 1000, enterprise: 1000 }, clock: systemClock }))
-    .group('/api/v1', (api) => api.use(briefingRoutes({ service })))
+    .group('/api/v1', (api) =>
+      api.use(
+        briefingRoutes({
+          gate: gate({ keys: system.keys, limiter: memoryRateLimiter(), limits: { pro: 1000, enterprise: 1000 }, clock: systemClock }),
+          service,
+        }),
+      ),
+    )
   return {
     service,
     request(path: string, init: RequestInit & { key: string }) {

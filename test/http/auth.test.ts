@@ -1,9 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { formatApiKey } from '../../src/keys/api-key.ts'
-import { API_ROUTES } from '../../src/http/route-table.ts'
+import { Elysia } from 'elysia'
+import { apiFeatures, buildApp } from '../../src/http/app.ts'
+import { declaredAccess } from '../../src/http/gate.ts'
+import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
+import { systemClock } from '../../src/shared/random.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { databaseTargets } from '../support/databases.ts'
 
+/** The endpoints and scopes of the contract (spec §4). */
+const CONTRACT = [
+  { method: 'GET', path: '/api/v1/health', scope: 'read' },
+  { method: 'GET', path: '/api/v1/zones', scope: 'read' },
+  { method: 'GET', path: '/api/v1/zone/:slug', scope: 'read' },
+  { method: 'GET', path: '/api/v1/listings', scope: 'read' },
+  { method: 'GET', path: '/api/v1/briefings/personas', scope: 'read' },
+  { method: 'POST', path: '/api/v1/briefings/:persona', scope: 'write' },
+]
 const samplePath = (path: string) => path.replace(':slug', 'zona-1').replace(':persona', 'investor')
 
 for (const target of databaseTargets('HTTP auth')) {
@@ -23,14 +36,36 @@ for (const target of databaseTargets('HTTP auth')) {
 
     const body = async (response: Response) => (await response.json()) as Record<string, unknown>
 
-    test('Elysia serves exactly the routes of the scope table, and each answers 401 auth_required without a key', async () => {
-      const served = system.app.routes.map((r) => `${r.method} ${r.path}`).sort()
-      expect(served).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path}`).sort())
-      for (const route of API_ROUTES) {
+    test('Elysia serves the endpoints of the contract, each declaring its scope, and each answers 401 auth_required without a key', async () => {
+      const scoped = system.app.routes
+        .filter((route) => ['read', 'write'].includes(declaredAccess(route) ?? ''))
+        .map((route) => ({ method: route.method, path: route.path, scope: declaredAccess(route) }))
+      expect(scoped).toEqual(expect.arrayContaining(CONTRACT))
+      expect(scoped).toHaveLength(CONTRACT.length)
+      for (const route of system.app.routes) expect(declaredAccess(route), `${route.method} ${route.path}`).toBeDefined()
+      for (const route of CONTRACT) {
         const response = await system.request(samplePath(route.path), { method: route.method })
         expect(response.status, `${route.method} ${route.path}`).toBe(401)
         expect(await body(response)).toMatchObject({ ok: false, error: 'auth_required' })
       }
+    })
+
+    test('a route added without a declared scope stops the app from being built', () => {
+      const deps = {
+        keys: system.keys,
+        limiter: memoryRateLimiter(),
+        limits: { pro: 100, enterprise: 1000 },
+        clock: systemClock,
+        log: { info() {}, error() {} },
+        accessLog: false,
+        db: system.storage.db,
+        briefings: system.briefings,
+      }
+      const forgotten = new Elysia().get('/forgotten', () => ({ ok: true, secret: 'data' }))
+      expect(() => buildApp(deps, (gate) => [...apiFeatures(deps, gate), forgotten])).toThrow(
+        /routes without a declared access: GET \/api\/v1\/forgotten/,
+      )
+      expect(() => buildApp(deps)).not.toThrow()
     })
 
     test('a valid key reads /health with the fields of the contract', async () => {
@@ -130,7 +165,7 @@ for (const target of databaseTargets('HTTP auth')) {
     test('a known path with the wrong method → 405 method_not_allowed with Allow', async () => {
       const response = await system.request('/api/v1/health', { key: enterprise.key, method: 'DELETE' })
       expect(response.status).toBe(405)
-      expect(response.headers.get('allow')).toBe('GET')
+      expect(response.headers.get('allow')).toBe('GET, HEAD')
       expect(await body(response)).toMatchObject({ ok: false, error: 'method_not_allowed' })
     })
 

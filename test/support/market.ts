@@ -5,6 +5,7 @@ import { ProjectionRunner } from '../../projections/runner.ts'
 import { generateDemoFeed } from '../../src/demo/market.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
+import type { Gate } from '../../src/http/gate.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { errorPlugin, type Logger } from '../../src/http/errors.ts'
 import type { FeedLine, FeedRecord } from '../../src/listings/feed.ts'
@@ -12,6 +13,7 @@ import { ingestRecords } from '../../src/listings/ingest.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import type { Clock } from '../../src/shared/random.ts'
 import type { DatabaseTarget } from './databases.ts'
+import { adminGate } from './gate.ts'
 
 /** A valid broker feed line; override any field. */
 export const aLine = (overrides: Partial<Record<keyof FeedLine, unknown>> = {}): Record<string, unknown> => ({
@@ -76,14 +78,17 @@ const silent: Logger = { info() {}, error() {} }
 const dayAfterAnchor: Clock = () => new Date(ANCHOR.getTime() + 86_400_000)
 
 /**
- * A route plugin over `market`, mounted as the app mounts it (under /api/v1, behind the error
- * mapping) on the day after the market's history; authentication is in front of it in the real app
- * and tested with it. `get` checks that every answer is JSON.
+ * A route plugin over `market`, mounted as the app mounts it (under /api/v1, behind the real gate
+ * and error mapping, called with an admin key) on the day after the market's history.
+ * Authentication itself is tested in test/http and test/security. `get` checks that every answer is JSON.
  */
-export function mountedOn(market: Market, routes: (deps: { db: Db; clock: Clock }) => AnyElysia): Get {
-  const app = new Elysia().use(errorPlugin(silent)).group('/api/v1', (api) => api.use(routes({ db: market.db, clock: dayAfterAnchor })))
+export function mountedOn(market: Market, routes: (deps: { gate: Gate; db: Db; clock: Clock }) => AnyElysia): Get {
+  const { gate, authorization } = adminGate()
+  const app = new Elysia()
+    .use(errorPlugin(silent))
+    .group('/api/v1', (api) => api.use(routes({ gate, db: market.db, clock: dayAfterAnchor })))
   return async (path) => {
-    const response = await app.handle(new Request(`http://localhost/api/v1${path}`))
+    const response = await app.handle(new Request(`http://localhost/api/v1${path}`, { headers: { authorization } }))
     expect(response.headers.get('content-type')).toMatch(/application\/json/)
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }
   }

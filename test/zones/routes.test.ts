@@ -33,7 +33,7 @@ for (const target of databaseTargets('zone endpoints')) {
       expect(body).toMatchObject({ ok: true, zone: 'Zona 2', slug: 'zona-2', country: 'HN' })
       expect(await get('/zone/zona-99')).toEqual({
         status: 404,
-        body: { ok: false, error: 'not_found', message: 'no zone zona-99 in GT' },
+        body: { ok: false, error: 'not_found', message: 'no zone "zona-99" in GT' },
       })
     })
 

@@ -1,0 +1,53 @@
+import { type AnyElysia, Elysia } from 'elysia'
+import { AppError, echo } from '../shared/errors.ts'
+import { declaredAccess, type Gate } from './gate.ts'
+
+export const API_PREFIX = '/api/v1'
+
+type RouteEntry = { method: string; path: string; hooks?: { detail?: Record<string, unknown> } }
+
+/**
+ * Answers for requests no route takes, from Elysia's own route table: a known path with another
+ * method → 405 method_not_allowed with `Allow`; any other path under the API prefix → 404
+ * not_found. Both are routes behind the gate (any valid key): without a key they answer 401, so
+ * anonymous callers cannot learn which paths exist. Paths outside the prefix are Elysia's 404.
+ */
+export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
+  const methodsByPath = new Map<string, Set<string>>()
+  for (const route of app.routes as RouteEntry[]) {
+    const methods = methodsByPath.get(route.path) ?? new Set<string>()
+    methods.add(route.method)
+    if (route.method === 'GET') methods.add('HEAD')
+    methodsByPath.set(route.path, methods)
+  }
+  const unmatched = new Elysia({ name: 'unmatched' }).use(gate)
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods].join(', ')
+    unmatched.all(
+      path,
+      ({ request }) => {
+        throw new AppError('method_not_allowed', `${echo(request.method)} is not allowed here; use ${allow}`, {}, { allow })
+      },
+      { scope: 'key' },
+    )
+  }
+  for (const path of [API_PREFIX, `${API_PREFIX}/*`]) {
+    unmatched.all(
+      path,
+      ({ path: requested }) => {
+        throw new AppError('not_found', `no endpoint at ${echo(requested)}`)
+      },
+      { scope: 'key' },
+    )
+  }
+  return app.use(unmatched) as A
+}
+
+/** Refuses an app with a route that declares no access: a route added without one fails at start-up. */
+export function assertAccessDeclared(app: AnyElysia): void {
+  const undeclared = (app.routes as RouteEntry[]).filter((route) => declaredAccess(route) === undefined)
+  if (undeclared.length > 0) {
+    const list = undeclared.map((route) => `${route.method} ${route.path}`).join(', ')
+    throw new Error(`routes without a declared access: ${list}; declare { scope: 'read' | 'write' | 'key' } or { public: true }`)
+  }
+}

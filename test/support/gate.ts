@@ -1,0 +1,21 @@
+import { type Gate, gate } from '../../src/http/gate.ts'
+import { formatApiKey, hashApiKey } from '../../src/keys/api-key.ts'
+import type { KeyLookup } from '../../src/keys/authenticate.ts'
+import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
+import { systemClock } from '../../src/shared/random.ts'
+
+/**
+ * The real gate over a one-key lookup (an admin key with both scopes, so nothing is counted), for
+ * suites that test a feature's routes rather than authentication: requests send `authorization`.
+ */
+export function adminGate(): { gate: Gate; authorization: string } {
+  const key = formatApiKey('RouteSuiteAdminKey00000000000000')
+  const lookup: KeyLookup = {
+    key: (hash) => (hash === hashApiKey(key) ? { keyId: 'key_routesuite0', ownerId: 'route-suite', scopes: ['read', 'write'], status: 'active' } : undefined),
+    owner: (id) => (id === 'route-suite' ? { tier: 'admin', status: 'active' } : undefined),
+  }
+  return {
+    gate: gate({ keys: lookup, limiter: memoryRateLimiter(), limits: { pro: 100, enterprise: 1000 }, clock: systemClock }),
+    authorization: `Bearer ${key}`,
+  }
+}
