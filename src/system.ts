@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import type { Config } from './config.ts'
 import { openPglite } from './db/pglite.ts'
 import type { Db } from './db/port.ts'
@@ -6,6 +5,7 @@ import { openPostgres } from './db/postgres.ts'
 import type { EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
 import { KeyIndex } from './keys/key-index.ts'
+import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import { zoneFactsFromReadModels } from './briefings/facts.ts'
 import { writerFor } from './briefings/openai-writer.ts'
 import { BriefingReadModel } from './briefings/read-model.ts'
@@ -24,7 +24,7 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'
   if (config.databaseUrl) {
     db = await openPostgres(config.databaseUrl)
   } else {
-    mkdirSync(config.dataDir, { recursive: true })
+    preparePrivateDataDir(config.dataDir)
     db = await openPglite(`${config.dataDir}/pglite`)
   }
   return storageOn(db)

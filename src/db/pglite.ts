@@ -1,9 +1,32 @@
+import { chmodSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import type { Db, Row, Sql } from './port.ts'
+
+/**
+ * PGlite unpacks its initial cluster with world-readable, world-writable files (0666); the files it
+ * creates later follow the umask. The store holds every event, so its files are made the owner's
+ * alone, whatever the directory around them allows.
+ */
+function restrictToOwner(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) {
+      chmodSync(path, 0o700)
+      restrictToOwner(path)
+    } else if (entry.isFile()) {
+      chmodSync(path, 0o600)
+    }
+  }
+}
 
 /** Embedded PostgreSQL (WASM). `dataDir` undefined = in memory (tests). One process owns a data dir. */
 export async function openPglite(dataDir?: string): Promise<Db> {
   const pg = dataDir ? await PGlite.create(dataDir) : await PGlite.create()
+  if (dataDir) {
+    chmodSync(dataDir, 0o700)
+    restrictToOwner(dataDir)
+  }
   const wrap = (q: Pick<PGlite, 'query'>): Sql => ({
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
       const result = await q.query<T>(text, params as unknown[])

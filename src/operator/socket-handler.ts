@@ -19,7 +19,7 @@ export const errorLine = (error: unknown): Extract<OperatorLine, { ok: false }> 
  */
 export function operatorHandler(context: (progress: Progress) => OperatorContext) {
   return async (request: Request): Promise<Response> => {
-    if (request.method !== 'POST' || new URL(request.url).pathname !== '/command') {
+    if (request.method !== 'POST' || !request.url.endsWith('/command')) {
       return Response.json(errorLine(new AppError('not_found', 'POST /command is the only operator endpoint')), { status: 404 })
     }
     let body: { name?: unknown; args?: unknown }
