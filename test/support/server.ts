@@ -32,18 +32,32 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 export type CliResult = { code: number; stdout: string; stderr: string }
 
-/** Runs `bun src/cli.ts …` the way an operator would (`npm run cli -- …`). */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs `bun SCRIPT …` to its end, as an operator would; killed (and failing the test) after `timeoutMs`. */
+function runScript(script: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(BUN, ['src/cli.ts', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(BUN, [script, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`bun ${script} did not end in ${timeoutMs} ms:\n${stdout}${stderr}`))
+    }, timeoutMs)
     child.stdout.on('data', (chunk) => (stdout += chunk))
     child.stderr.on('data', (chunk) => (stderr += chunk))
     child.once('error', reject)
-    child.once('exit', (code) => resolveRun({ code: code ?? -1, stdout, stderr }))
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      resolveRun({ code: code ?? -1, stdout, stderr })
+    })
   })
 }
+
+/** Runs `bun src/cli.ts …` the way an operator would (`npm run cli -- …`). */
+export const runCli = (args: string[], env: Record<string, string>): Promise<CliResult> => runScript('src/cli.ts', args, env)
+
+/** Starts `bun src/main.ts` expecting it to refuse to start; resolves with its exit code and output. */
+export const runServerToExit = (env: Record<string, string>): Promise<CliResult> =>
+  runScript('src/main.ts', [], { ACCESS_LOG: 'on', DEMO_SEED: 'off', HOST: '127.0.0.1', ...env }, 30_000)
 
 export type RunningServer = {
   url: string

@@ -1,0 +1,51 @@
+import { connect } from 'node:net'
+
+export type RawResponse = { status: number; headers: Map<string, string>; body: string; raw: string }
+
+/**
+ * Sends `head` (request line and headers, CRLF-separated, without the blank line) and `body` over a
+ * fresh TCP connection, byte for byte as written: no client library normalises the request target,
+ * the Host header or the framing. Adds `Connection: close` and reads the answer until the server
+ * closes. Only Content-Length and chunked bodies are decoded (all the server sends).
+ */
+export function rawRequest(port: number, head: string, body = '', timeoutMs = 10_000): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(`${head}\r\nConnection: close\r\n\r\n${body}`))
+    const chunks: Buffer[] = []
+    const timer = setTimeout(() => socket.destroy(new Error(`no complete answer in ${timeoutMs} ms to ${JSON.stringify(head.slice(0, 200))}`)), timeoutMs)
+    socket.on('data', (chunk) => chunks.push(chunk))
+    socket.on('error', (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    socket.on('close', () => {
+      clearTimeout(timer)
+      try {
+        resolve(parseResponse(Buffer.concat(chunks).toString('utf8')))
+      } catch (error) {
+        reject(error)
+      }
+    })
+  })
+}
+
+function parseResponse(raw: string): RawResponse {
+  const end = raw.indexOf('\r\n\r\n')
+  if (end < 0) throw new Error(`no HTTP response: ${JSON.stringify(raw.slice(0, 200))}`)
+  const [statusLine, ...lines] = raw.slice(0, end).split('\r\n')
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine!)?.[1])
+  const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+  let body = raw.slice(end + 4)
+  if (headers.get('transfer-encoding') === 'chunked') {
+    let decoded = ''
+    for (let at = 0; ; ) {
+      const lineEnd = body.indexOf('\r\n', at)
+      const size = Number.parseInt(body.slice(at, lineEnd), 16)
+      if (!size) break
+      decoded += body.slice(lineEnd + 2, lineEnd + 2 + size)
+      at = lineEnd + 2 + size + 2
+    }
+    body = decoded
+  }
+  return { status, headers, body, raw }
+}
