@@ -1,11 +1,25 @@
 import { Elysia } from 'elysia'
 import { readJsonBody } from '../http/body.ts'
+import { Type } from '@sinclair/typebox'
 import type { Gate } from '../http/gate.ts'
+import { operation } from '../http/openapi.ts'
 import { echo, notFound } from '../shared/errors.ts'
-import { findPersona, PersonaCatalogue, personaCatalogue } from './personas/index.ts'
+import { findPersona, PERSONA_IDS, PERSONAS, PersonaCatalogue, personaCatalogue } from './personas/index.ts'
 import { BriefingResponse, type BriefingService } from './service.ts'
 
 const CATALOGUE = personaCatalogue()
+
+const PersonaParams = Type.Object({
+  persona: Type.Union(
+    PERSONA_IDS.map((id) => Type.Literal(id)),
+    { description: 'one of the five personas (GET /api/v1/briefings/personas)' },
+  ),
+})
+/** The body is the persona's own input: one schema per persona, told apart by their `profile` values. */
+const BriefingRequest = Type.Union(
+  PERSONA_IDS.map((id) => Type.Unsafe({ ...PERSONAS[id].schema, title: `${id} input` })),
+  { description: 'the input of the persona named in the path' },
+)
 
 /**
  * GET /briefings/personas and POST /briefings/{persona}, relative to /api/v1. Order for a briefing,
@@ -15,7 +29,16 @@ const CATALOGUE = personaCatalogue()
 export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
   return new Elysia({ name: 'briefings' })
     .use(deps.gate)
-    .get('/briefings/personas', () => CATALOGUE, { scope: 'read', response: { 200: PersonaCatalogue } })
+    .get('/briefings/personas', () => CATALOGUE, {
+      scope: 'read',
+      detail: operation({
+        operationId: 'listPersonas',
+        tag: 'Briefings',
+        summary: 'The five personas, each with its input JSON Schema and verdict vocabulary',
+        ok: PersonaCatalogue,
+        errors: [],
+      }),
+    })
     .post(
       '/briefings/:persona',
       async ({ request, params, caller }) => {
@@ -25,6 +48,26 @@ export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
         const body = await readJsonBody(request)
         return deps.service.brief(params.persona, body, caller)
       },
-      { scope: 'write', response: { 200: BriefingResponse } },
+      {
+        scope: 'write',
+        detail: operation({
+          operationId: 'createBriefing',
+          tag: 'Briefings',
+          summary: 'A briefing for a persona: verdict, confidence, headline and Markdown body',
+          description:
+            'Served from the 24-hour cache when the same persona, country and input were briefed before (free); ' +
+            'otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.',
+          params: PersonaParams,
+          body: {
+            schema: BriefingRequest,
+            examples: {
+              investor: { zone: 'Zona 3', profile: 'balanced', language: 'en', budget_usd: 250000 },
+              homebuyer: { zone: 'Zona 10', profile: 'family', country: 'GT', bedrooms: 3 },
+            },
+          },
+          ok: BriefingResponse,
+          errors: ['invalid_request', 'not_found', 'payload_too_large', 'quota_exceeded', 'upstream_error'],
+        }),
+      },
     )
 }

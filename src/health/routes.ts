@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Gate } from '../http/gate.ts'
+import { operation } from '../http/openapi.ts'
 import type { ApiTier } from '../owners/owner.ts'
 import type { Clock } from '../shared/random.ts'
 
@@ -46,6 +47,15 @@ export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReade
         time: now.toISOString(),
       }
     },
-    { scope: 'read', response: { 200: HealthResult } },
+    {
+      scope: 'read',
+      detail: operation({
+        operationId: 'getHealth',
+        tag: 'Account',
+        summary: 'Check the key: tier, scopes, this hour’s rate limit and this month’s briefing quota',
+        ok: HealthResult,
+        errors: [],
+      }),
+    },
   )
 }

@@ -5,12 +5,14 @@ import type { Db } from '../db/port.ts'
 import { healthRoutes } from '../health/routes.ts'
 import { listingRoutes } from '../listings/routes.ts'
 import { zoneRoutes } from '../zones/routes.ts'
+import { docsRoutes } from '../docs/routes.ts'
 import type { KeyLookup } from '../keys/authenticate.ts'
 import type { RateLimiter, RateLimits } from '../ratelimit/port.ts'
 import { AppError } from '../shared/errors.ts'
 import type { Clock } from '../shared/random.ts'
 import { type Logger, errorPlugin, loggedPath } from './errors.ts'
 import { type Gate, gate } from './gate.ts'
+import { openApiDocument } from './openapi.ts'
 import { API_PREFIX, answerUnmatched, assertAccessDeclared } from './routing.ts'
 
 export type ApiDeps = {
@@ -25,6 +27,9 @@ export type ApiDeps = {
   db: Db
   briefings: BriefingService
 }
+
+/** Version of the API contract, in the OpenAPI document. */
+export const API_VERSION = '1.0.0'
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
@@ -70,6 +75,7 @@ export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] =
       deps.log.info('request', { request_id: set.headers['x-request-id'], method: request.method, path: loggedPath(path), status: set.status })
     })
     .group(API_PREFIX, (api) => features(guard).reduce((mounted, feature) => mounted.use(feature), api))
+  app.use(docsRoutes({ gate: guard, document: openApiDocument(app.routes, { version: API_VERSION }) }))
   answerUnmatched(app, guard)
   assertAccessDeclared(app)
   return app

@@ -1,6 +1,7 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import { AppError, echo } from '../shared/errors.ts'
 import { declaredAccess, type Gate } from './gate.ts'
+import { undocumented } from './openapi.ts'
 
 export const API_PREFIX = '/api/v1'
 
@@ -10,15 +11,18 @@ type RouteEntry = { method: string; path: string; hooks?: { detail?: Record<stri
  * Answers for requests no route takes, from Elysia's own route table: a known path with another
  * method → 405 method_not_allowed with `Allow`; any other path under the API prefix → 404
  * not_found. Both are routes behind the gate (any valid key): without a key they answer 401, so
- * anonymous callers cannot learn which paths exist. Paths outside the prefix are Elysia's 404.
+ * anonymous callers cannot learn which paths exist (a public path's 405 needs none). Paths outside
+ * the prefix are Elysia's 404.
  */
 export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
   const methodsByPath = new Map<string, Set<string>>()
+  const publicPaths = new Set<string>()
   for (const route of app.routes as RouteEntry[]) {
     const methods = methodsByPath.get(route.path) ?? new Set<string>()
     methods.add(route.method)
     if (route.method === 'GET') methods.add('HEAD')
     methodsByPath.set(route.path, methods)
+    if (declaredAccess(route) === 'public') publicPaths.add(route.path)
   }
   const unmatched = new Elysia({ name: 'unmatched' }).use(gate)
   for (const [path, methods] of methodsByPath) {
@@ -28,7 +32,8 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
       ({ request }) => {
         throw new AppError('method_not_allowed', `${echo(request.method)} is not allowed here; use ${allow}`, {}, { allow })
       },
-      { scope: 'key' },
+      // A public path tells anyone its methods; elsewhere that takes a key, like every answer under /api/v1.
+      publicPaths.has(path) ? { public: true, detail: undocumented } : { scope: 'key', detail: undocumented },
     )
   }
   for (const path of [API_PREFIX, `${API_PREFIX}/*`]) {
@@ -37,7 +42,7 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
       ({ path: requested }) => {
         throw new AppError('not_found', `no endpoint at ${echo(requested)}`)
       },
-      { scope: 'key' },
+      { scope: 'key', detail: undocumented },
     )
   }
   return app.use(unmatched) as A

@@ -4,6 +4,7 @@ import { type Db, type Row, toIso, toNumber } from '../db/port.ts'
 import {
   amountParam,
   choiceParam,
+  CountryParameter,
   countryParam,
   integerParam,
   type Problems,
@@ -11,7 +12,7 @@ import {
   throwIfProblems,
 } from '../market/query-params.ts'
 import { Country, Currency, OPERATIONS, Operation, PROPERTY_TYPES, PropertyType } from '../market/vocabulary.ts'
-import { isKnowableZoneNumber, zoneName, zoneSlug } from '../market/zone-name.ts'
+import { isKnowableZoneNumber, ZONE_NAME_PATTERN, zoneName, zoneSlug } from '../market/zone-name.ts'
 import { daysOnMarket } from '../zones/statistics.ts'
 
 /** GET /listings: the verified broker inventory (active, verified, broker-sourced listings only). */
@@ -36,17 +37,21 @@ export const ListingSearch = Type.Object({
 })
 export type ListingSearch = Static<typeof ListingSearch>
 
-/** The query string as it arrives: every parameter optional text (parsed by parseListingSearch). */
-export const ListingSearchQuery = Type.Object({
-  country: Type.Optional(Type.String()),
-  zone: Type.Optional(Type.String()),
-  operation: Type.Optional(Type.String()),
-  property_type: Type.Optional(Type.String()),
-  price_min: Type.Optional(Type.String()),
-  price_max: Type.Optional(Type.String()),
-  sort: Type.Optional(Type.String()),
-  limit: Type.Optional(Type.String()),
-  offset: Type.Optional(Type.String()),
+/**
+ * The query parameters as documented (OpenAPI): names, types, ranges and defaults. The query string
+ * is read by parseListingSearch, which applies exactly these rules (and takes values in any letter
+ * case), naming every bad parameter at once.
+ */
+export const ListingSearchParameters = Type.Object({
+  country: CountryParameter,
+  zone: Type.Optional(Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N" (any letter case)', examples: ['Zona 3'] })),
+  operation: Type.Optional(Type.Union(Operation.anyOf, { description: 'Venta (sale) or Renta (monthly rent), any letter case' })),
+  property_type: Type.Optional(Type.Union(PropertyType.anyOf, { description: 'any letter case' })),
+  price_min: Type.Optional(Type.Number({ minimum: 0, description: 'lowest price in USD, inclusive', examples: [150000] })),
+  price_max: Type.Optional(Type.Number({ minimum: 0, description: 'highest price in USD, inclusive; not below price_min' })),
+  sort: Type.Optional(Type.Union(Sort.anyOf, { default: 'newest', description: 'newest first, or by price' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'page size' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: 'listings to skip' })),
 })
 
 export const ListingRecord = Type.Object({

@@ -1,5 +1,6 @@
+import { Type } from '@sinclair/typebox'
 import { type FieldError, invalidRequest } from '../shared/errors.ts'
-import { COUNTRIES, type Country, countryFrom } from './vocabulary.ts'
+import { COUNTRIES, Country, countryFrom } from './vocabulary.ts'
 
 /**
  * Reading query parameters (always strings on the wire) into typed values, collecting one
@@ -8,6 +9,11 @@ import { COUNTRIES, type Country, countryFrom } from './vocabulary.ts'
  */
 export type RawQuery = Readonly<Record<string, string | undefined>>
 export type Problems = FieldError[]
+
+/** The `country` query parameter as documented: one of the eight codes, any letter case, GT when absent. */
+export const CountryParameter = Type.Optional(
+  Type.Union(Country.anyOf, { description: 'country code, in any letter case; GT when absent', default: 'GT', examples: ['CR'] }),
+)
 
 export function countryParam(raw: RawQuery, problems: Problems): Country {
   const text = raw.country

@@ -1,16 +1,17 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { Db } from '../db/port.ts'
-import { countryParam, type Problems, throwIfProblems } from '../market/query-params.ts'
+import { CountryParameter, countryParam, type Problems, throwIfProblems } from '../market/query-params.ts'
 import { ZONE_SLUG_PATTERN } from '../market/zone-name.ts'
 import type { Gate } from '../http/gate.ts'
+import { operation } from '../http/openapi.ts'
 import { echo, notFound } from '../shared/errors.ts'
 import type { Clock } from '../shared/random.ts'
 import { getZoneDetail, listZones } from './queries.ts'
 import { ZoneDetailResponse, ZonesResponse } from './schemas.ts'
 
-const CountryQuery = Type.Object({ country: Type.Optional(Type.String()) })
-const SlugParams = Type.Object({ slug: Type.String() })
+const CountryQuery = Type.Object({ country: CountryParameter })
+const SlugParams = Type.Object({ slug: Type.String({ pattern: ZONE_SLUG_PATTERN, description: 'zone, form zona-N', examples: ['zona-3'] }) })
 const SLUG = new RegExp(ZONE_SLUG_PATTERN)
 
 /** GET /zones and GET /zone/:slug, relative to the API prefix. */
@@ -26,7 +27,17 @@ export function zoneRoutes(deps: { gate: Gate; db: Db; clock: Clock }) {
         const zones = await listZones(deps.db, country, deps.clock())
         return { ok: true as const, country, count: zones.length, zones }
       },
-      { scope: 'read', query: CountryQuery, response: { 200: ZonesResponse } },
+      {
+        scope: 'read',
+        detail: operation({
+          operationId: 'listZones',
+          tag: 'Market',
+          summary: 'Statistics of every zone of a country, by zone number',
+          query: CountryQuery,
+          ok: ZonesResponse,
+          errors: ['invalid_request'],
+        }),
+      },
     )
     .get(
       '/zone/:slug',
@@ -39,6 +50,17 @@ export function zoneRoutes(deps: { gate: Gate; db: Db; clock: Clock }) {
         if (!detail) throw notFound(`no zone ${echo(params.slug)} in ${country}`)
         return { ok: true as const, ...detail }
       },
-      { scope: 'read', params: SlugParams, query: CountryQuery, response: { 200: ZoneDetailResponse } },
+      {
+        scope: 'read',
+        detail: operation({
+          operationId: 'getZone',
+          tag: 'Market',
+          summary: 'One zone in detail: breakdowns by property type, bedrooms and operation, 30-day change, source mix',
+          params: SlugParams,
+          query: CountryQuery,
+          ok: ZoneDetailResponse,
+          errors: ['invalid_request', 'not_found'],
+        }),
+      },
     )
 }

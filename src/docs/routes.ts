@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { Elysia } from 'elysia'
+import type { Gate } from '../http/gate.ts'
+import { type OpenApiDocument, undocumented } from '../http/openapi.ts'
+
+/** Swagger UI's browser bundle, served from this server: the page works offline and loads nothing from elsewhere. */
+const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
+const asset = (file: string) => readFileSync(join(SWAGGER_UI, file), 'utf8')
+
+const PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <title>Mirador API reference</title>
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <link rel="icon" href="data:,">
+    <link rel="stylesheet" href="/docs/swagger-ui.css">
+  </head>
+  <body>
+    <div id="swagger-ui"></div>
+    <script src="/docs/swagger-ui-bundle.js"></script>
+    <script src="/docs/start.js"></script>
+  </body>
+</html>
+`
+
+/** Points Swagger UI at this server's document; no validator badge (it would call validator.swagger.io). */
+const START = `window.ui = SwaggerUIBundle({
+  url: '/api/v1/openapi.json',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  validatorUrl: null,
+  tryItOutEnabled: true,
+  displayRequestDuration: true,
+})
+`
+
+/** Only what the page itself needs: no script, style or request reaches another origin. */
+const PAGE_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'"
+
+/**
+ * The API's self-description, public (no key): the OpenAPI 3.1 document at /api/v1/openapi.json and
+ * a reference page at /docs (Swagger UI) whose "Try it out" calls this server with the key you give it.
+ */
+export function docsRoutes(deps: { gate: Gate; document: OpenApiDocument }) {
+  const body = JSON.stringify(deps.document)
+  const files = {
+    css: asset('swagger-ui.css'),
+    bundle: asset('swagger-ui-bundle.js'),
+  }
+  const serve = (content: string, type: string, extra: Record<string, string> = {}) =>
+    new Response(content, { headers: { 'content-type': type, 'cache-control': 'public, max-age=3600', ...extra } })
+  const open = { public: true as const, detail: undocumented }
+  return new Elysia({ name: 'docs' })
+    .use(deps.gate)
+    .get('/api/v1/openapi.json', () => serve(body, 'application/json'), open)
+    .get('/docs', () => serve(PAGE, 'text/html; charset=utf-8', { 'content-security-policy': PAGE_POLICY }), open)
+    .get('/docs/start.js', () => serve(START, 'text/javascript; charset=utf-8'), open)
+    .get('/docs/swagger-ui.css', () => serve(files.css, 'text/css; charset=utf-8'), open)
+    .get('/docs/swagger-ui-bundle.js', () => serve(files.bundle, 'text/javascript; charset=utf-8'), open)
+}

@@ -1,0 +1,274 @@
+import { type TObject, type TSchema, Type } from '@sinclair/typebox'
+import { type RateDecision, rateDecision, rateLimitExceeded } from '../ratelimit/port.ts'
+import { AppError, type ErrorCode, httpStatus } from '../shared/errors.ts'
+import { ACCESS_EXTENSION, type Access, SECURITY_SCHEME } from './gate.ts'
+
+/**
+ * The OpenAPI 3.1 document, generated from the routes Elysia serves: each route's access (from the
+ * gate's macro) and its `operation(...)` detail, which names its parameters, body, success schema
+ * and the errors it can answer besides the gate's. Nothing here is written twice: the schemas are the
+ * TypeBox schemas the routes and their tests use, and the error examples come from the builders the
+ * API answers with.
+ */
+
+/** What a route tells the document about itself (see `operation`). */
+export type OperationSpec = {
+  operationId: string
+  tag: string
+  summary: string
+  description?: string
+  /** Query parameters as the API accepts them (names, types, ranges, defaults). */
+  query?: TObject
+  /** Path parameters. */
+  params?: TObject
+  /** A JSON request body. */
+  body?: { schema: TSchema; description?: string; examples?: Record<string, unknown> }
+  /** The 200 body. */
+  ok: TSchema
+  okExample?: unknown
+  /** Errors of the route itself, besides the gate's and the ones every request can meet. */
+  errors: readonly ErrorCode[]
+}
+
+const OPERATION_EXTENSION = 'x-mirador-operation'
+
+/** A route's `detail`: its operation, for the OpenAPI document. */
+export const operation = (spec: OperationSpec) => ({ [OPERATION_EXTENSION]: spec })
+
+/** Routes that answer for no operation (404/405 fallbacks, the documentation itself). */
+export const undocumented = { hide: true }
+
+// ---- errors ------------------------------------------------------------------------------------
+
+const FieldErrors = Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+  description: 'one entry per bad field',
+})
+
+/** Fields an error body has beyond `ok`, `error` and `message`. */
+const EXTRA_FIELDS: Partial<Record<ErrorCode, Record<string, TSchema>>> = {
+  invalid_request: { details: FieldErrors },
+  rate_limit: {
+    limit: Type.Integer({ description: 'hourly limit of the tier' }),
+    used: Type.Integer({ description: 'requests counted this hour (equals limit)' }),
+    retry_after_seconds: Type.Integer({ description: 'seconds until the counter resets at the next UTC hour' }),
+  },
+  quota_exceeded: {
+    used: Type.Integer({ description: 'briefings charged this month' }),
+    quota: Type.Integer({ description: 'monthly quota of the tier' }),
+    resets_at: Type.String({ format: 'date-time', description: 'start of the next UTC month' }),
+  },
+}
+
+export const errorBodySchema = (code: ErrorCode) =>
+  Type.Object(
+    {
+      ok: Type.Literal(false),
+      error: Type.Literal(code),
+      message: Type.String({ description: 'what went wrong, for people' }),
+      ...EXTRA_FIELDS[code],
+    },
+    { additionalProperties: false },
+  )
+
+const EXAMPLE_NOW = new Date('2026-05-07T10:20:30.000Z')
+const spentHour: RateDecision = rateDecision(100, 100, false, EXAMPLE_NOW)
+
+/** One example body per code, built the way the API builds the answer where a builder exists. */
+const ERROR_EXAMPLES: Record<ErrorCode, AppError> = {
+  auth_required: new AppError('auth_required', 'send your API key as "Authorization: Bearer <API_KEY>"'),
+  invalid_key: new AppError('invalid_key', 'the API key has been revoked'),
+  tier_required: new AppError('tier_required', 'API access requires the pro tier or higher; this account is on the free tier'),
+  scope_denied: new AppError('scope_denied', 'this endpoint needs the "write" scope; the key has: read'),
+  rate_limit: rateLimitExceeded(spentHour),
+  invalid_request: new AppError('invalid_request', 'invalid query: limit: must be an integer from 1 to 200', {
+    details: [{ field: 'limit', message: 'must be an integer from 1 to 200' }],
+  }),
+  not_found: new AppError('not_found', 'no zone "zona-99" in GT'),
+  quota_exceeded: new AppError(
+    'quota_exceeded',
+    'the monthly briefing quota of 50 is used up (50 used); it resets at 2026-06-01T00:00:00.000Z. Cached briefings are still served.',
+    { used: 50, quota: 50, resets_at: '2026-06-01T00:00:00.000Z' },
+  ),
+  method_not_allowed: new AppError('method_not_allowed', '"DELETE" is not allowed here; use GET, HEAD'),
+  payload_too_large: new AppError('payload_too_large', 'the body is over 16384 bytes (16 KiB), the limit for a request body'),
+  conflict: new AppError('conflict', 'the request conflicts with the current state'),
+  forbidden: new AppError('forbidden', 'not allowed'),
+  service_unavailable: new AppError('service_unavailable', 'the rate limiter is unreachable; retry in a few seconds'),
+  upstream_error: new AppError('upstream_error', 'the AI writer did not answer within 20 s; no quota was used'),
+  internal: new AppError('internal', 'internal error; the request id identifies it in the server log'),
+}
+
+/** Errors the gate answers on a route needing a key, and errors any request can meet. */
+const KEY_ERRORS: readonly ErrorCode[] = ['auth_required', 'invalid_key', 'tier_required', 'scope_denied', 'rate_limit', 'service_unavailable']
+const ANY_REQUEST_ERRORS: readonly ErrorCode[] = ['invalid_request', 'internal']
+
+// ---- headers -----------------------------------------------------------------------------------
+
+const header = (description: string, schema: TSchema) => ({ description, schema })
+const REQUEST_ID = { 'X-Request-Id': header('identifies the request in the server log; a sane incoming one is echoed', Type.String()) }
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': header('requests allowed per UTC hour (absent for admin keys)', Type.Integer()),
+  'X-RateLimit-Remaining': header('requests left this hour (absent for admin keys)', Type.Integer()),
+  'X-RateLimit-Reset': header('unix seconds of the next UTC hour, when the counter resets (absent for admin keys)', Type.Integer()),
+}
+const RETRY_AFTER = { 'Retry-After': header('seconds to wait before retrying', Type.Integer()) }
+const ALLOW = { Allow: header('the methods this path takes', Type.String()) }
+
+function errorHeaders(codes: readonly ErrorCode[]) {
+  return {
+    ...REQUEST_ID,
+    ...(codes.includes('rate_limit') ? RATE_LIMIT_HEADERS : {}),
+    ...(codes.some((c) => c === 'rate_limit' || c === 'quota_exceeded' || c === 'service_unavailable') ? RETRY_AFTER : {}),
+    ...(codes.includes('method_not_allowed') ? ALLOW : {}),
+  }
+}
+
+// ---- the document ------------------------------------------------------------------------------
+
+type RouteEntry = { method: string; path: string; hooks?: { detail?: Record<string, unknown> } }
+
+/** A union of string constants, as TypeBox writes it, becomes an `enum` (what docs and generators render best). */
+function enums(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(enums)
+  if (schema === null || typeof schema !== 'object') return schema
+  const { anyOf, ...rest } = schema as { anyOf?: unknown[] } & Record<string, unknown>
+  const constants = anyOf?.every((member) => typeof (member as { const?: unknown }).const === 'string')
+  if (anyOf && constants && anyOf.length > 0) return { type: 'string', enum: anyOf.map((member) => (member as { const: string }).const), ...rest }
+  return Object.fromEntries(Object.entries(anyOf ? { ...rest, anyOf } : rest).map(([key, value]) => [key, enums(value)]))
+}
+
+/** A TypeBox schema as plain JSON Schema: TypeBox's symbols dropped, string unions as enums. */
+const json = (schema: unknown) => enums(JSON.parse(JSON.stringify(schema))) as Record<string, unknown>
+
+function parameters(schema: TObject | undefined, where: 'query' | 'path') {
+  if (!schema) return []
+  const required = new Set(schema.required ?? [])
+  return Object.entries(schema.properties).map(([name, property]) => {
+    const { description, examples, ...rest } = json(property)
+    return {
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      ...(description ? { description } : {}),
+      schema: rest,
+      ...(Array.isArray(examples) && examples.length > 0 ? { example: examples[0] } : {}),
+    }
+  })
+}
+
+/** Name of an error's body schema and example in `components`, e.g. `RateLimitError`. */
+const componentName = (code: ErrorCode) => `${code.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())}Error`
+
+function errorResponses(codes: readonly ErrorCode[]) {
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const code of codes) byStatus.set(httpStatus[code], [...(byStatus.get(httpStatus[code]) ?? []), code])
+  const ref = (code: ErrorCode) => ({ $ref: `#/components/schemas/${componentName(code)}` })
+  return Object.fromEntries(
+    [...byStatus].sort(([a], [b]) => a - b).map(([status, group]) => [
+      String(status),
+      {
+        description: group.join(' | '),
+        headers: errorHeaders(group),
+        content: {
+          'application/json': {
+            schema: group.length === 1 ? ref(group[0]!) : { oneOf: group.map(ref) },
+            examples: Object.fromEntries(group.map((code) => [code, { $ref: `#/components/examples/${componentName(code)}` }])),
+          },
+        },
+      },
+    ]),
+  )
+}
+
+/** `/api/v1/zone/:slug` → `/api/v1/zone/{slug}` */
+const openApiPath = (path: string) => path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')
+
+/** The errors an operation can answer: every request's, the gate's when it needs a key, and its own. */
+function errorsOf(access: Access, spec: OperationSpec): ErrorCode[] {
+  return [...new Set([...ANY_REQUEST_ERRORS, ...(access !== 'public' ? KEY_ERRORS : []), ...spec.errors])]
+}
+
+function operationOf(access: Access, spec: OperationSpec) {
+  const needsKey = access !== 'public'
+  return {
+    operationId: spec.operationId,
+    tags: [spec.tag],
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    security: needsKey ? [{ [SECURITY_SCHEME]: [access] }] : [],
+    ...(needsKey ? { 'x-required-scope': access } : {}),
+    parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query')],
+    ...(spec.body
+      ? {
+          requestBody: {
+            required: true,
+            ...(spec.body.description ? { description: spec.body.description } : {}),
+            content: {
+              'application/json': {
+                schema: json(spec.body.schema),
+                ...(spec.body.examples ? { examples: Object.fromEntries(Object.entries(spec.body.examples).map(([name, value]) => [name, { value }])) } : {}),
+              },
+            },
+          },
+        }
+      : {}),
+    responses: {
+      '200': {
+        description: 'success',
+        headers: { ...REQUEST_ID, ...(needsKey ? RATE_LIMIT_HEADERS : {}) },
+        content: { 'application/json': { schema: json(spec.ok), ...(spec.okExample ? { example: spec.okExample } : {}) } },
+      },
+      ...errorResponses(errorsOf(access, spec)),
+    },
+  }
+}
+
+export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> }
+
+/** The OpenAPI 3.1 document of every route that declares an operation, in route-table order. */
+export function openApiDocument(routes: readonly RouteEntry[], info: { version: string }): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {}
+  const codes = new Set<ErrorCode>()
+  for (const route of routes) {
+    const spec = route.hooks?.detail?.[OPERATION_EXTENSION] as OperationSpec | undefined
+    if (!spec) continue
+    const path = openApiPath(route.path)
+    const access = route.hooks?.detail?.[ACCESS_EXTENSION] as Access
+    for (const code of errorsOf(access, spec)) codes.add(code)
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationOf(access, spec) }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Mirador API',
+      version: info.version,
+      summary: 'Real-estate market intelligence for GT, SV, HN, CR, BZ, DO, PA and BR',
+      description: [
+        'Zone price statistics, verified broker listings and AI-written briefings.',
+        'Every request needs `Authorization: Bearer <API_KEY>` and the scope its operation names (`x-required-scope`).',
+        'Checks run in this order, and the first that fails answers: auth_required → invalid_key → tier_required →',
+        'scope_denied → rate_limit → the operation’s own errors. Every error is `{ok: false, error, message}`',
+        'with a stable `error` code, and every response carries `X-Request-Id`.',
+      ].join(' '),
+    },
+    servers: [{ url: '/', description: 'this server' }],
+    tags: [
+      { name: 'Account', description: 'the key, its tier, limits and quota' },
+      { name: 'Market', description: 'zone statistics and the verified broker inventory' },
+      { name: 'Briefings', description: 'AI-written briefings for five personas' },
+    ],
+    paths,
+    components: {
+      schemas: Object.fromEntries([...codes].map((code) => [componentName(code), json(errorBodySchema(code))])),
+      examples: Object.fromEntries([...codes].map((code) => [componentName(code), { value: ERROR_EXAMPLES[code].body() }])),
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'mrd_ + 38 characters',
+          description: 'API key issued by an operator; scopes `read` and `write`. Pro tier or higher.',
+        },
+      },
+    },
+  }
+}
