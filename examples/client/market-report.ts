@@ -1,0 +1,39 @@
+/**
+ * A typed Mirador client in a few lines: `openapi-fetch` over the types that `openapi-typescript`
+ * generates from docs/openapi.json (`npm run openapi` regenerates mirador-api.d.ts).
+ *
+ *   MIRADOR_URL=http://localhost:8080 MIRADOR_KEY=mrd_… bun examples/client/market-report.ts CR
+ *
+ * Prints the country's zones by median price per m², its cheapest verified sale listing and an
+ * investor briefing for the cheapest zone, one JSON line each.
+ */
+import createClient from 'openapi-fetch'
+import type { paths } from './mirador-api'
+
+const baseUrl = process.env.MIRADOR_URL ?? 'http://localhost:8080'
+const key = process.env.MIRADOR_KEY
+if (!key) throw new Error('set MIRADOR_KEY to an API key (npm run cli -- key issue …)')
+const country = (process.argv[2] ?? 'GT') as 'GT' | 'SV' | 'HN' | 'CR' | 'BZ' | 'DO' | 'PA' | 'BR'
+
+const mirador = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${key}` } })
+
+const zones = await mirador.GET('/api/v1/zones', { params: { query: { country } } })
+if (zones.error) throw new Error(`${zones.error.error}: ${zones.error.message}`)
+const priced = zones.data.zones.filter((zone) => zone.median_ppm2_usd !== null)
+priced.sort((a, b) => (a.median_ppm2_usd ?? 0) - (b.median_ppm2_usd ?? 0))
+console.log(JSON.stringify({ country, zones: zones.data.count, cheapest_per_m2: priced[0]?.zone, dearest_per_m2: priced.at(-1)?.zone }))
+
+const listings = await mirador.GET('/api/v1/listings', {
+  params: { query: { country, operation: 'Venta', sort: 'price_asc', limit: 1 } },
+})
+if (listings.error) throw new Error(`${listings.error.error}: ${listings.error.message}`)
+const [first] = listings.data.listings
+console.log(JSON.stringify({ sales: listings.data.total, cheapest_sale: first && { id: first.id, zone: first.zone, price_usd: first.price_usd } }))
+
+const zone = priced[0]?.zone ?? 'Zona 1'
+const briefing = await mirador.POST('/api/v1/briefings/{persona}', {
+  params: { path: { persona: 'investor' } },
+  body: { zone, profile: 'balanced', country, language: 'en' },
+})
+if (briefing.error) throw new Error(`${briefing.error.error}: ${briefing.error.message}`)
+console.log(JSON.stringify({ zone, verdict: briefing.data.verdict, confidence: briefing.data.confidence, quota_used: briefing.data.usage.used }))

@@ -1,0 +1,145 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import Ajv2020 from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import openapiTS, { astToString } from 'openapi-typescript'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { openPglite } from '../../src/db/pglite.ts'
+import { declaredAccess } from '../../src/http/gate.ts'
+import { localAnalyst } from '../../src/briefings/writer.ts'
+import { AppError } from '../../src/shared/errors.ts'
+import { type TestSystem, startTestSystem } from '../support/app.ts'
+
+const ROOT = join(import.meta.dirname, '../..')
+type Json = Record<string, any>
+
+/** Replaces every `{$ref: '#/components/…'}` by what it points at. */
+function resolveRefs(node: unknown, document: Json): unknown {
+  if (Array.isArray(node)) return node.map((item) => resolveRefs(item, document))
+  if (node === null || typeof node !== 'object') return node
+  const ref = (node as Json).$ref
+  if (typeof ref === 'string') return resolveRefs(ref.slice(2).split('/').reduce((at: Json, part) => at[part], document), document)
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolveRefs(value, document)]))
+}
+
+describe('the OpenAPI document', () => {
+  let system: TestSystem
+  let document: Json
+  let keys: Record<'pro' | 'writeOnly' | 'free', string>
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  addFormats.default(ajv)
+
+  beforeAll(async () => {
+    system = await startTestSystem(await openPglite(), {
+      limits: { pro: 1000, enterprise: 1000 },
+      quotas: { pro: 1, enterprise: 500 },
+      // The local analyst, except that the writer is unreachable for Zona 2 (to see a 502).
+      writer: {
+        write: (persona, input, facts) =>
+          input.zone === 'Zona 2'
+            ? Promise.reject(new AppError('upstream_error', 'the AI writer could not be reached; no quota was used'))
+            : localAnalyst.write(persona, input, facts),
+      },
+    })
+    await system.run('demo seed', { listings: 112 })
+    await system.settle()
+    keys = {
+      pro: (await system.ownerWithKey('acme', 'pro')).key,
+      writeOnly: (await system.ownerWithKey('scribe', 'pro', ['write'])).key,
+      free: (await system.ownerWithKey('cheap', 'free')).key,
+    }
+    document = (await (await system.request('/api/v1/openapi.json')).json()) as Json
+  })
+  afterAll(() => system?.close())
+
+  test('is served without a key and equals docs/openapi.json, as `npm run openapi` writes it', async () => {
+    const response = await system.request('/api/v1/openapi.json')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+    const committed = JSON.parse(readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8'))
+    expect(document, 'docs/openapi.json is stale: run npm run openapi').toEqual(committed)
+  })
+
+  test('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(document as never)
+    expect(result.errors ?? []).toEqual([])
+    expect(result.valid).toBe(true)
+    expect(document.openapi).toBe('3.1.0')
+  })
+
+  test('describes exactly the endpoints Elysia serves with a scope, each with the scope its route declares', () => {
+    const declared = system.app.routes
+      .filter((route) => ['read', 'write'].includes(declaredAccess(route) ?? ''))
+      .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')} ${declaredAccess(route)}`)
+      .sort()
+    const documented = Object.entries(document.paths as Json)
+      .flatMap(([path, methods]) => Object.entries(methods as Json).map(([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope']}`))
+      .sort()
+    expect(documented).toEqual(declared)
+    expect(documented).toHaveLength(6)
+    for (const methods of Object.values(document.paths as Json)) {
+      for (const op of Object.values(methods as Json)) {
+        expect(op.security).toEqual([{ apiKey: [op['x-required-scope']] }])
+        expect(op.responses['200'].headers).toHaveProperty('X-RateLimit-Remaining')
+        expect(op.responses['401'].content['application/json'].examples).toHaveProperty('auth_required')
+        expect(op.responses['429'].headers).toHaveProperty('Retry-After')
+      }
+    }
+    expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' })
+  })
+
+  test('every answer of the API matches the schema documented for its operation and status', async () => {
+    const post = (key: string, body: unknown, path = '/api/v1/briefings/investor') =>
+      system.request(path, { key, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const get = (path: string, key?: string) => system.request(path, key ? { key } : {})
+    // In order: the quota (1 for pro) is spent by the first briefing, after the writer's failure.
+    const cases: [string, string, () => Promise<Response>][] = [
+      ['get', '/api/v1/health', () => get('/api/v1/health', keys.pro)],
+      ['get', '/api/v1/health', () => get('/api/v1/health')],
+      ['get', '/api/v1/health', () => get('/api/v1/health', `${keys.pro.slice(0, -1)}${keys.pro.endsWith('x') ? 'y' : 'x'}`)],
+      ['get', '/api/v1/health', () => get('/api/v1/health', keys.free)],
+      ['get', '/api/v1/health', () => get('/api/v1/health', keys.writeOnly)],
+      ['get', '/api/v1/zones', () => get('/api/v1/zones?country=cr', keys.pro)],
+      ['get', '/api/v1/zones', () => get('/api/v1/zones?country=XX', keys.pro)],
+      ['get', '/api/v1/zone/{slug}', () => get('/api/v1/zone/zona-3?country=PA', keys.pro)],
+      ['get', '/api/v1/zone/{slug}', () => get('/api/v1/zone/zona-99', keys.pro)],
+      ['get', '/api/v1/zone/{slug}', () => get('/api/v1/zone/three', keys.pro)],
+      ['get', '/api/v1/listings', () => get('/api/v1/listings?country=GT&operation=venta&limit=5', keys.pro)],
+      ['get', '/api/v1/listings', () => get('/api/v1/listings?limit=0&sort=cheap', keys.pro)],
+      ['get', '/api/v1/briefings/personas', () => get('/api/v1/briefings/personas', keys.pro)],
+      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 2', profile: 'balanced' })],
+      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced' })],
+      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 1', profile: 'reckless' })],
+      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 99', profile: 'balanced' })],
+      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced' }, '/api/v1/briefings/astrologer')],
+      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced', padding: 'x'.repeat(20_000) })],
+      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 3', profile: 'balanced' })],
+    ]
+    const seen = new Set<string>()
+    for (const [method, path, send] of cases) {
+      const response = await send()
+      const body = await response.json()
+      const status = String(response.status)
+      const documented = document.paths[path][method].responses[status]
+      const what = `${method.toUpperCase()} ${path} → ${status} ${body.error ?? ''}`
+      expect(documented, `${what} is not documented`).toBeDefined()
+      const schema = resolveRefs(documented.content['application/json'].schema, document) as Json
+      const valid = ajv.validate(schema, body)
+      expect(valid, `${what}: ${JSON.stringify(ajv.errors)}`).toBe(true)
+      for (const name of Object.keys(documented.headers ?? {}).filter((h) => h === 'X-Request-Id' || h === 'Retry-After')) {
+        expect(response.headers.get(name), `${what}: header ${name}`).toBeTruthy()
+      }
+      seen.add(`${status} ${body.error ?? 'ok'}`)
+    }
+    expect([...seen].sort()).toEqual(
+      ['200 ok', '400 invalid_request', '401 auth_required', '401 invalid_key', '403 scope_denied', '403 tier_required', '404 not_found', '413 payload_too_large', '429 quota_exceeded', '502 upstream_error'].sort(),
+    )
+  })
+
+  test('the typed client in examples/client is generated from this document (npm run openapi)', async () => {
+    const generated = astToString(await openapiTS(readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8')))
+    const committed = readFileSync(join(ROOT, 'examples/client/mirador-api.d.ts'), 'utf8')
+    expect(committed.slice(committed.indexOf('export '))).toBe(generated.slice(generated.indexOf('export ')))
+  })
+})

@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Browser, chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { eventually } from '../support/eventually.ts'
+import { BUN, type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+
+const ROOT = join(import.meta.dirname, '../..')
+/** Debian's Chromium (`apt-get install chromium`); no browser is ever downloaded. */
+const CHROMIUM = '/usr/bin/chromium'
+const hasChromium = existsSync(CHROMIUM)
+if (!hasChromium) console.warn(`[skipped] the /docs page in a browser: ${CHROMIUM} is missing (apt-get install chromium)`)
+
+function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (chunk) => (out += chunk))
+    child.stderr.on('data', (chunk) => (out += chunk))
+    child.once('error', reject)
+    child.once('exit', (code) => resolve({ code: code ?? -1, out }))
+  })
+}
+
+describe('the API as its users meet it: the reference page and a typed client, on the real server', () => {
+  let server: RunningServer
+  let key = ''
+
+  beforeAll(async () => {
+    server = await startServer({ DATA_DIR: tempDataDir(), DEMO_SEED: 'on', ACCESS_LOG: 'off' })
+    expect((await server.cli('owner', 'create', '--id', 'acme', '--tier', 'enterprise')).code).toBe(0)
+    const issued = await server.cli('key', 'issue', '--owner', 'acme', '--scopes', 'read,write', '--actor', 'acme', '--json')
+    key = (JSON.parse(issued.stdout) as { key: string }).key
+    await eventually('the key works', async () => (await fetch(`${server.url}/api/v1/health`, { headers: { authorization: `Bearer ${key}` } })).ok)
+  })
+  afterAll(() => server?.stop())
+
+  test('the example client, generated from docs/openapi.json, compiles and gets data from the server', async () => {
+    const compiled = await run(join(ROOT, 'node_modules/.bin/tsc'), ['--noEmit', '-p', 'examples'])
+    expect(compiled, compiled.out).toMatchObject({ code: 0 })
+    const report = await run(BUN, ['examples/client/market-report.ts', 'CR'], { MIRADOR_URL: server.url, MIRADOR_KEY: key })
+    expect(report.code, report.out).toBe(0)
+    const [zones, listings, briefing] = report.out.trim().split('\n').map((line) => JSON.parse(line))
+    expect(zones).toMatchObject({ country: 'CR', zones: expect.any(Number), cheapest_per_m2: expect.stringMatching(/^Zona \d+$/) })
+    expect(zones.zones).toBeGreaterThanOrEqual(12)
+    expect(listings.sales).toBeGreaterThan(0)
+    expect(listings.cheapest_sale).toMatchObject({ id: expect.any(String), price_usd: expect.any(Number) })
+    expect(briefing).toMatchObject({ zone: zones.cheapest_per_m2, verdict: expect.stringMatching(/^(BUY|HOLD|AVOID)$/), quota_used: 1 })
+  })
+
+  describe.skipIf(!hasChromium)('/docs in headless Chromium', () => {
+    let browser: Browser
+    beforeAll(async () => {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      })
+    })
+    afterAll(() => browser?.close())
+
+    test('loads with no console errors, lists the six endpoints, and "Try it out" with a key gets an answer from the server', async () => {
+      const page = await browser.newPage()
+      const problems: string[] = []
+      page.on('console', (message) => message.type() === 'error' && problems.push(`console: ${message.text()}`))
+      page.on('pageerror', (error) => problems.push(`page: ${error.message}`))
+      page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`))
+      page.on('request', (request) => !request.url().startsWith(server.url) && !request.url().startsWith('data:') && problems.push(`left the server: ${request.url()}`))
+
+      await page.goto(`${server.url}/docs`)
+      const operations = page.locator('.opblock')
+      await operations.nth(5).waitFor()
+      expect(await operations.count()).toBe(6)
+      const listed = (await page.locator('.opblock-summary-path').allInnerTexts()).map((text) => text.replace(/\u200b/g, '').trim())
+      expect(listed.sort()).toEqual(
+        ['/api/v1/briefings/personas', '/api/v1/briefings/{persona}', '/api/v1/health', '/api/v1/listings', '/api/v1/zone/{slug}', '/api/v1/zones'].sort(),
+      )
+
+      await page.locator('button.authorize').first().click()
+      await page.locator('.modal-ux input').first().fill(key)
+      await page.locator('.modal-ux button.authorize').click()
+      await page.locator('.modal-ux button.btn-done').click()
+
+      const health = page.locator('#operations-Account-getHealth')
+      await health.locator('.opblock-summary').click()
+      // The page opens operations with "Try it out" already on (tryItOutEnabled).
+      await health.locator('button.execute').click()
+      const status = health.locator('.live-responses-table tbody .response-col_status').first()
+      await status.waitFor()
+      expect((await status.innerText()).trim()).toBe('200')
+      expect(await health.locator('.live-responses-table tbody .response-col_description').first().innerText()).toContain('"service": "mirador"')
+
+      await page.screenshot({ path: join(tmpdir(), 'mirador-docs.png'), fullPage: true })
+      expect(problems).toEqual([])
+    })
+  })
+})
