@@ -40,6 +40,13 @@ export function toAppError(code: string | number, error: unknown, path: string):
   }
 }
 
+/** The answer to `error`: its headers and JSON content type go on `set`; returns the body. */
+export function errorBody(error: AppError, set: { headers: Record<string, unknown> }): Record<string, unknown> {
+  for (const [name, value] of Object.entries(error.headers)) set.headers[name] = value
+  set.headers['content-type'] = 'application/json'
+  return error.body()
+}
+
 /**
  * Every failure becomes the JSON envelope with its status, whatever threw it. A bug is logged with
  * its cause and answered `500 internal` without a stack trace; a client that went away mid-body is
@@ -58,9 +65,7 @@ export function errorPlugin(log: Logger) {
       })
     }
     set.status = httpStatus[appError.code]
-    for (const [name, value] of Object.entries(appError.headers)) set.headers[name] = value
-    set.headers['content-type'] = 'application/json'
-    return appError.body()
+    return errorBody(appError, set)
   })
 }
 

@@ -2,7 +2,8 @@ import { Elysia } from 'elysia'
 import { authenticate, type KeyLookup, type Principal } from '../keys/authenticate.ts'
 import type { Scope } from '../keys/key.ts'
 import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, rateLimitHeaders } from '../ratelimit/port.ts'
-import { AppError } from '../shared/errors.ts'
+import { AppError, httpStatus } from '../shared/errors.ts'
+import { errorBody } from './errors.ts'
 import type { Clock } from '../shared/random.ts'
 
 /**
@@ -23,46 +24,47 @@ export const SECURITY_SCHEME = 'apiKey'
 
 export type GateDeps = { keys: KeyLookup; limiter: RateLimiter; limits: RateLimits; clock: Clock }
 
-/** Where the gate leaves the caller for the route's `resolve`, on the request's own context object. */
-const CALLER = Symbol('mirador.caller')
-type GatedContext = { [CALLER]?: Caller }
-
 /**
  * The gate, as Elysia macros that every route declares where it is defined:
  * `{ scope: 'read' }`, `{ scope: 'write' }`, `{ scope: 'key' }` or `{ public: true }`.
  *
- * It runs on the route Elysia matched, in the route's `transform` phase: after routing, before
- * validation and the handler, so the order of checks is DESIGN's: auth_required → invalid_key →
- * tier_required → scope_denied → rate_limit → (the route: validation, not_found, quota…).
- * The route's `resolve` hands the handler a typed `caller`; without one it answers 401, so a handler
- * can never run unauthenticated (deny by default). Gated routes never let Elysia parse a body
- * (`parse: 'none'`): a body is read by the handler, after the gate, through `readJsonBody`.
+ * It runs on the route Elysia matched, as the route's `resolve`: the handler receives a typed
+ * `caller`, and a refusal is the route's answer, so a handler never runs without an authenticated
+ * caller (deny by default). Order: auth_required → invalid_key → tier_required → scope_denied →
+ * rate_limit, then the route's own checks (validation, 413, 404, quota…). Nothing runs between
+ * routing and the gate: gated routes let Elysia parse no body (`parse: 'none'`, the handler reads it
+ * with `readJsonBody`) and declare no Elysia schema (`assertAccessDeclared` refuses one), so no
+ * validation can answer before the gate. Refusals are answered with `status()`, not thrown: they
+ * are the common case under abuse and Elysia's error path costs several times more.
  * `buildApp` refuses to start when a route declares neither macro.
  */
 export function gate(deps: GateDeps) {
-  async function admit(context: { headers: Record<string, string | undefined>; set: { headers: Record<string, unknown> } }, access: KeyAccess) {
-    const principal = authenticate(context.headers.authorization ?? null, deps.keys)
+  /** The caller, or the refusal to answer with. */
+  async function admit(authorization: string | undefined, access: KeyAccess): Promise<Caller | AppError> {
+    let principal: Principal
+    try {
+      principal = authenticate(authorization ?? null, deps.keys)
+    } catch (error) {
+      if (error instanceof AppError) return error
+      throw error
+    }
     if (access !== 'key' && !principal.scopes.includes(access)) {
-      throw new AppError('scope_denied', `this endpoint needs the "${access}" scope; the key has: ${principal.scopes.join(', ')}`)
+      return new AppError('scope_denied', `this endpoint needs the "${access}" scope; the key has: ${principal.scopes.join(', ')}`)
     }
-    let rate: RateDecision | null = null
-    if (principal.tier !== 'admin') {
-      rate = await deps.limiter.hit(principal.keyId, deps.limits[principal.tier], deps.clock())
-      Object.assign(context.set.headers, rateLimitHeaders(rate))
-      if (!rate.allowed) throw rateLimitExceeded(rate)
-    }
-    ;(context as GatedContext)[CALLER] = { ...principal, rate }
+    if (principal.tier === 'admin') return { ...principal, rate: null }
+    const rate = await deps.limiter.hit(principal.keyId, deps.limits[principal.tier], deps.clock())
+    return rate.allowed ? { ...principal, rate } : rateLimitExceeded(rate)
   }
 
   return new Elysia({ name: 'gate' }).macro({
     scope: (access: KeyAccess) => ({
       detail: { [ACCESS_EXTENSION]: access, security: [{ [SECURITY_SCHEME]: access === 'key' ? [] : [access] }] },
       parse: 'none' as never,
-      transform: (context) => admit(context, access),
-      resolve: (context) => {
-        const caller = (context as GatedContext)[CALLER]
-        if (!caller) throw new AppError('auth_required', 'send your API key as "Authorization: Bearer <API_KEY>"')
-        return { caller }
+      resolve: async ({ headers, set, status }) => {
+        const admitted = await admit(headers.authorization, access)
+        if (admitted instanceof AppError) return status(httpStatus[admitted.code], errorBody(admitted, set))
+        if (admitted.rate) Object.assign(set.headers, rateLimitHeaders(admitted.rate))
+        return { caller: admitted }
       },
     }),
     public: (_: true) => ({ detail: { [ACCESS_EXTENSION]: 'public', security: [] } }),

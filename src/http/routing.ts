@@ -48,11 +48,23 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
   return app.use(unmatched) as A
 }
 
-/** Refuses an app with a route that declares no access: a route added without one fails at start-up. */
+const ELYSIA_SCHEMAS = ['query', 'params', 'body', 'headers', 'cookie'] as const
+
+/**
+ * Refuses an app with a route that declares no access (a route added without one fails at start-up),
+ * or a gated route with an Elysia schema: Elysia would validate it before the gate, answering 400
+ * where 401 is due. Gated routes describe their inputs with `operation()` and read them themselves.
+ */
 export function assertAccessDeclared(app: AnyElysia): void {
-  const undeclared = (app.routes as RouteEntry[]).filter((route) => declaredAccess(route) === undefined)
+  const routes = app.routes as (RouteEntry & { hooks?: Partial<Record<(typeof ELYSIA_SCHEMAS)[number], unknown>> })[]
+  const undeclared = routes.filter((route) => declaredAccess(route) === undefined)
   if (undeclared.length > 0) {
     const list = undeclared.map((route) => `${route.method} ${route.path}`).join(', ')
     throw new Error(`routes without a declared access: ${list}; declare { scope: 'read' | 'write' | 'key' } or { public: true }`)
+  }
+  const validated = routes.filter((route) => declaredAccess(route) !== 'public' && ELYSIA_SCHEMAS.some((schema) => route.hooks?.[schema]))
+  if (validated.length > 0) {
+    const list = validated.map((route) => `${route.method} ${route.path}`).join(', ')
+    throw new Error(`gated routes with an Elysia schema, which would be checked before the key: ${list}; describe inputs with operation()`)
   }
 }
