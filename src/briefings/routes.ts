@@ -67,12 +67,14 @@ export function briefingRoutes(deps: { service: BriefingService }) {
     .get('/briefings/personas', () => CATALOGUE, { response: { 200: PersonaCatalogue } })
     .post(
       '/briefings/:persona',
-      async ({ request, params }) => {
+      async ({ request, params, set }) => {
         if (!findPersona(params.persona)) {
           throw notFound(`no persona "${params.persona}"; see GET /api/v1/briefings/personas`)
         }
         const body = await readJsonBody(request)
-        return deps.service.brief(params.persona, body, principalOf(request))
+        const { briefing, replayed } = await deps.service.brief(params.persona, body, principalOf(request), request.headers.get('idempotency-key'))
+        if (replayed) set.headers['idempotent-replayed'] = 'true'
+        return briefing
       },
       { parse: 'none', response: { 200: BriefingResponse } },
     )
