@@ -11,7 +11,7 @@ import { operatorHandler } from './operator/socket-handler.ts'
 import { memoryRateLimiter } from './ratelimit/memory.ts'
 import { openRedisRateLimiter } from './ratelimit/redis.ts'
 import { DEMO_DEFAULTS, demoAnchor } from './demo/market.ts'
-import { seedDemo } from './demo/seed.ts'
+import { lacksMarketData, seedDemo } from './demo/seed.ts'
 import { lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
@@ -27,7 +27,7 @@ mkdirSync(config.dataDir, { recursive: true })
 // PGlite files belong to one process; with PostgreSQL any number of servers share the database.
 const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
 const storage = await openStorage(config)
-if (config.demoOnEmpty && (await storage.store.headPosition()) === 0) {
+if (config.demoOnEmpty && (await lacksMarketData(storage.store))) {
   // A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed.
   const seeding = Date.now()
   const bar = terminalProgress()

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Config } from './config.ts'
 import { openPglite } from './db/pglite.ts'
 import type { Db } from './db/port.ts'
@@ -18,6 +19,11 @@ import { allProjections } from '../projections/index.ts'
 /** The storage side of the system: one database, the event store on it, and the read models. */
 export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; close(): Promise<void> }
 
+/** Where the embedded store keeps its files inside DATA_DIR. */
+export const embeddedStoreDir = (dataDir: string) => join(dataDir, 'pglite')
+/** Whether DATA_DIR already holds an embedded store (PostgreSQL writes PG_VERSION first thing). */
+export const embeddedStoreExists = (dataDir: string) => existsSync(join(embeddedStoreDir(dataDir), 'PG_VERSION'))
+
 /** The one place where configuration picks the adapters. */
 export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Storage> {
   let db: Db
@@ -25,7 +31,7 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'
     db = await openPostgres(config.databaseUrl)
   } else {
     mkdirSync(config.dataDir, { recursive: true })
-    db = await openPglite(`${config.dataDir}/pglite`)
+    db = await openPglite(embeddedStoreDir(config.dataDir))
   }
   return storageOn(db)
 }
