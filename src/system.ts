@@ -9,6 +9,7 @@ import { openSqlEventStore } from './eventstore/sql-event-store.ts'
 import { KeyIndex } from './keys/key-index.ts'
 import { zoneFactsFromReadModels } from './briefings/facts.ts'
 import { writerFor } from './briefings/openai-writer.ts'
+import { DEFAULT_LEASE_MS } from './briefings/idempotency.ts'
 import { BriefingReadModel } from './briefings/read-model.ts'
 import { type BriefingService, briefingService } from './briefings/service.ts'
 import type { BriefingWriter } from './briefings/writer.ts'
@@ -77,5 +78,7 @@ export function briefingServiceOn(
     clock,
     random,
     quotas: config.quotas,
+    // An idempotent request holds its key longer than the writer may take (two OpenAI timeouts).
+    idempotencyLeaseMs: Math.max(DEFAULT_LEASE_MS, 2 * config.openai.timeoutMs + 10_000),
   })
 }
