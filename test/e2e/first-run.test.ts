@@ -25,11 +25,9 @@ describe('first run: the CLI before the server, owners before the demo market, p
     const created = await runCli(['--init', 'owner', 'create', '--id', 'acme-corp', '--tier', 'enterprise'], env)
     expect(created).toEqual({ code: 0, stdout: 'owner acme-corp: tier enterprise, active\n', stderr: `store: pglite ${dataDir} (created by --init)\n` })
 
-    const issued = await runCli(['key', 'issue', '--owner', 'acme-corp', '--scopes', 'read', '--actor', 'acme-corp', '--json'], env)
-    expect(issued.stderr).toBe('') // --json: stderr carries only errors
-    key = (JSON.parse(issued.stdout) as Json).key
-    const listed = await runCli(['key', 'list', '--owner', 'acme-corp'], env)
-    expect(listed.stderr).toBe(`store: pglite ${dataDir} (server not running)\n`)
+    const issued = await runCli(['key', 'issue', '--owner', 'acme-corp', '--scopes', 'read', '--actor', 'acme-corp'], env)
+    expect(issued.stderr).toBe(`store: pglite ${dataDir} (server not running)\n`)
+    key = /mrd_[0-9A-Za-z]{38}/.exec(issued.stdout)![0]
 
     const help = await runCli(['key', 'issue', '--help'], env)
     expect(help.code).toBe(0)
@@ -44,6 +42,9 @@ describe('first run: the CLI before the server, owners before the demo market, p
     const listed = await server.cli('key', 'list', '--owner', 'acme-corp')
     expect(listed.code).toBe(0)
     expect(listed.stderr).toBe(`store: pglite ${dataDir} via the server's socket ${join(dataDir, 'mirador.sock')}\n`)
+    const json = await server.cli('key', 'list', '--owner', 'acme-corp', '--json')
+    expect(json.stderr).toBe('') // --json: stderr carries only errors
+    expect(JSON.parse(json.stdout)).toMatchObject({ owner_id: 'acme-corp', keys: [{ scopes: ['read'] }] })
   })
 
   test('relative file arguments are resolved from where the command was run (npm sets INIT_CWD), not from the repository root', async () => {
