@@ -158,7 +158,7 @@ export function commandHelp(command: string): string {
   const spec = SPECS[command]!
   const rows = [
     ...(spec.positional ? [[spec.positional.value, spec.positional.help]] : []),
-    ...Object.entries(spec.flags).map(([name, f]) => [`--${name} ${f.value}`, `${f.help}${f.required ? '' : ' (optional)'}`]),
+    ...Object.entries(spec.flags).map(([name, f]) => [f.required ? `--${name} ${f.value}` : `[--${name} ${f.value}]`, f.help]),
   ]
   const width = Math.max(0, ...rows.map(([left]) => left!.length))
   const table = rows.map(([left, right]) => `  ${left!.padEnd(width)}  ${right}`).join('\n')
