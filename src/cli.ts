@@ -1,10 +1,12 @@
 /**
  * Operator CLI (Bun). With PostgreSQL it works on the database directly (any number of processes
  * may). With the embedded store the running server owns the files, so the CLI sends its commands to
- * the server's socket; when no server runs, it opens the store itself (holding the lock).
+ * the server's socket; when no server runs, it opens the store itself (holding the lock), but it
+ * never creates one unless asked (`--init`): a mistyped DATA_DIR must not start a store of its own.
+ * It names the store it works on, on stderr.
  */
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { ConfigError, loadConfig } from './config.ts'
 import { type CliRequest, parseCli } from './operator/cli-args.ts'
 import { type Progress, runOperatorCommand } from './operator/commands.ts'
@@ -15,13 +17,19 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError, isAppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { openStorage } from './system.ts'
+import { embeddedStoreExists, openStorage } from './system.ts'
 
 type Config = ReturnType<typeof loadConfig>
 type Outcome = Extract<OperatorLine, { ok: boolean }>
 
 /** Where commands run: the server behind its socket, or the store opened by this process. */
-type Session = { run(name: string, args: unknown, progress: Progress): Promise<Outcome>; close(): Promise<void> }
+type Session = {
+  run(name: string, args: unknown, progress: Progress): Promise<Outcome>
+  close(): Promise<void>
+  /** Which store, for the operator: `pglite /srv/data via the server's socket`. */
+  store: string
+}
+type RunRequest = Extract<CliRequest, { kind: 'run' }>
 
 async function socketCall(socket: string, name: string, args: unknown, progress: Progress): Promise<Outcome | undefined> {
   let response: Response
@@ -52,21 +60,23 @@ async function socketCall(socket: string, name: string, args: unknown, progress:
   return { ok: false, error: 'internal', message: 'the server closed the connection without an answer' }
 }
 
-async function socketSession(socket: string): Promise<Session | undefined> {
+async function socketSession(socket: string, store: string): Promise<Session | undefined> {
   const probe = await socketCall(socket, 'projections status', {}, () => {})
   if (!probe) return undefined
   return {
+    store,
     run: async (name, args, progress) =>
       (await socketCall(socket, name, args, progress)) ?? { ok: false, error: 'service_unavailable', message: 'the server stopped answering' },
     close: async () => {},
   }
 }
 
-async function localSession(config: Config): Promise<Session> {
+async function localSession(config: Config, store: string): Promise<Session> {
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
   try {
     const storage = await openStorage(config)
     return {
+      store,
       async run(name, args, progress) {
         try {
           return { ok: true, result: await runOperatorCommand({ ...storage, clock: systemClock, random: cryptoRandom, progress }, name, args) }
@@ -87,14 +97,35 @@ async function localSession(config: Config): Promise<Session> {
   }
 }
 
-async function openSession(config: Config): Promise<Session> {
-  const socket = join(config.dataDir, 'mirador.sock')
-  if (!config.databaseUrl && existsSync(socket)) {
-    const remote = await socketSession(socket)
+/** A PostgreSQL URL without its password, for messages. */
+function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'postgres (DATABASE_URL is not a valid URL)'
+  }
+}
+
+async function openSession(config: Config, init: boolean): Promise<Session> {
+  if (config.databaseUrl) return localSession(config, `postgres ${redactedUrl(config.databaseUrl)}`)
+  const dataDir = resolve(config.dataDir)
+  const socket = join(dataDir, 'mirador.sock')
+  if (existsSync(socket)) {
+    const remote = await socketSession(socket, `pglite ${dataDir} via the server's socket ${socket}`)
     if (remote) return remote
   }
+  const exists = embeddedStoreExists(dataDir)
+  if (!exists && !init) {
+    throw new AppError(
+      'not_found',
+      `no store in ${dataDir} (DATA_DIR=${config.dataDir}). Start the server first (npm start creates the store and seeds the demo market), ` +
+        'set DATA_DIR to the data directory of your server, or add --init to create an empty store there',
+    )
+  }
   try {
-    return await localSession(config)
+    return await localSession(config, `pglite ${dataDir} (${exists ? 'server not running' : 'created by --init'})`)
   } catch (error) {
     if (error instanceof DataDirBusy) {
       throw new AppError('service_unavailable', `${error.message} but its operator socket does not answer yet; retry in a moment`)
@@ -103,7 +134,7 @@ async function openSession(config: Config): Promise<Session> {
   }
 }
 
-function report(request: CliRequest, outcome: Outcome): number {
+function report(request: RunRequest, outcome: Outcome): number {
   if (outcome.ok) {
     console.log(request.json ? JSON.stringify(outcome.result, null, 2) : formatResult(request.command, outcome.result))
     return 0
@@ -117,7 +148,8 @@ async function main(): Promise<number> {
   let request: CliRequest
   let config: Config
   try {
-    request = parseCli(process.argv.slice(2))
+    // npm runs scripts from the repository root; INIT_CWD is where the user typed the command.
+    request = parseCli(process.argv.slice(2), process.env.INIT_CWD || process.cwd())
     config = loadConfig(process.env)
   } catch (error) {
     if (isAppError(error) || error instanceof ConfigError) {
@@ -126,12 +158,18 @@ async function main(): Promise<number> {
     }
     throw error
   }
+  if (request.kind === 'help') {
+    console.log(request.text)
+    return 0
+  }
   let session: Session
   try {
-    session = await openSession(config)
+    session = await openSession(config, request.init)
   } catch (error) {
     return report(request, errorLine(error))
   }
+  // Not with --json, whose stderr carries only the JSON error.
+  if (!request.json) console.error(`store: ${session.store}`)
   const bar = terminalProgress()
   try {
     if (request.command === 'ingest') {

@@ -13,7 +13,7 @@ export type Config = {
   rateLimits: RateLimits
   quotas: Quotas
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string; timeoutMs: number }
-  /** Seed the demo market when the store is empty at start-up. */
+  /** Seed the demo market at start-up when the store holds no market data (no listing event). */
   demoOnEmpty: boolean
   demoListings: number | undefined
   accessLog: boolean

@@ -13,7 +13,7 @@ import { operatorHandler } from './operator/socket-handler.ts'
 import { memoryRateLimiter } from './ratelimit/memory.ts'
 import { openRedisRateLimiter } from './ratelimit/redis.ts'
 import { DEMO_DEFAULTS, demoAnchor } from './demo/market.ts'
-import { seedDemo } from './demo/seed.ts'
+import { lacksMarketData, seedDemo } from './demo/seed.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
@@ -91,7 +91,7 @@ try {
 
 async function start() {
   const storage = await openStorage(config)
-  if (config.demoOnEmpty && (await storage.store.headPosition()) === 0) {
+  if (config.demoOnEmpty && (await lacksMarketData(storage.store))) {
     // A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed.
     const seeding = Date.now()
     const bar = terminalProgress()

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Config } from './config.ts'
 import { openPglite } from './db/pglite.ts'
 import type { Db } from './db/port.ts'
@@ -8,6 +10,7 @@ import { KeyIndex } from './keys/key-index.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import { zoneFactsFromReadModels } from './briefings/facts.ts'
 import { writerFor } from './briefings/openai-writer.ts'
+import { DEFAULT_LEASE_MS } from './briefings/idempotency.ts'
 import { BriefingReadModel } from './briefings/read-model.ts'
 import { type BriefingService, briefingService } from './briefings/service.ts'
 import type { BriefingWriter } from './briefings/writer.ts'
@@ -18,6 +21,11 @@ import { allProjections } from '../projections/index.ts'
 /** The storage side of the system: one database, the event store on it, and the read models. */
 export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; close(): Promise<void> }
 
+/** Where the embedded store keeps its files inside DATA_DIR. */
+export const embeddedStoreDir = (dataDir: string) => join(dataDir, 'pglite')
+/** Whether DATA_DIR already holds an embedded store (PostgreSQL writes PG_VERSION first thing). */
+export const embeddedStoreExists = (dataDir: string) => existsSync(join(embeddedStoreDir(dataDir), 'PG_VERSION'))
+
 /** The one place where configuration picks the adapters. */
 export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Storage> {
   let db: Db
@@ -25,7 +33,7 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'
     db = await openPostgres(config.databaseUrl)
   } else {
     preparePrivateDataDir(config.dataDir)
-    db = await openPglite(`${config.dataDir}/pglite`)
+    db = await openPglite(embeddedStoreDir(config.dataDir))
   }
   return storageOn(db)
 }
@@ -71,5 +79,7 @@ export function briefingServiceOn(
     clock,
     random,
     quotas: config.quotas,
+    // An idempotent request holds its key longer than the writer may take (two OpenAI timeouts).
+    idempotencyLeaseMs: Math.max(DEFAULT_LEASE_MS, 2 * config.openai.timeoutMs + 10_000),
   })
 }

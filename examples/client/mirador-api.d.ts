@@ -196,6 +196,14 @@ export interface components {
             /** @description what went wrong, for people */
             message: string;
         };
+        IdempotencyConflictError: {
+            /** @constant */
+            ok: false;
+            /** @constant */
+            error: "idempotency_conflict";
+            /** @description what went wrong, for people */
+            message: string;
+        };
         PayloadTooLargeError: {
             /** @constant */
             ok: false;
@@ -964,7 +972,13 @@ export interface operations {
     createBriefing: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
+                 * @example order-4711-briefing
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description one of the five personas (GET /api/v1/briefings/personas) */
                 persona: "investor" | "homebuyer" | "landlord" | "developer" | "broker";
@@ -1127,6 +1141,8 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1195,6 +1211,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description idempotency_conflict */
+            409: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
                 };
             };
             /** @description payload_too_large */

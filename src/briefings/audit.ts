@@ -1,29 +1,37 @@
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
 import { invalidRequest } from '../shared/errors.ts'
 import { type BriefingEvent, cacheHitStream, isBriefingEvent, quotaStream } from './events.ts'
+import { type BriefingReplayed, replayStream } from './idempotency.ts'
 
 export type QuotaAuditEntry = {
   position: number
   at: string
-  event: BriefingEvent['type']
-  /** True for a generated briefing (one unit of quota), false for a cache hit (free). */
+  event: BriefingEvent['type'] | 'BriefingReplayed'
+  /** True for a generated briefing (one unit of quota), false for a cache hit or a replay (free). */
   charged: boolean
   /** Units charged in the month up to and including this entry. */
   used: number
   briefing_id: string
   key_id: string
   persona: string
-  cache_key: string
+  /** The briefing cache key (null for a replay, which serves a recorded response). */
+  cache_key: string | null
   /** For generated briefings: who wrote it and what it said. */
   writer: string | null
   model: string | null
   verdict: string | null
+  /** The request's Idempotency-Key, if it sent one. */
+  idempotency_key: string | null
 }
+
+/** A recorded event of the three owner-month streams the audit reads. */
+type AuditedEvent = BriefingEvent | { type: 'BriefingReplayed'; data: BriefingReplayed }
+const isAudited = (event: { type: string }): event is AuditedEvent => isBriefingEvent(event) || event.type === 'BriefingReplayed'
 
 const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/
 
 /**
- * Every charge and every free cache hit of `ownerId` in `month` (YYYY-MM), in the order they were
+ * Every charge, free cache hit and Idempotency-Key replay of `ownerId` in `month` (YYYY-MM), in the order they were
  * recorded, optionally only those at or before `until` (ISO time). Read from the event streams
  * themselves, so it answers for the record, not for a read model.
  */
@@ -32,13 +40,13 @@ export async function quotaAudit(store: EventStore, ownerId: string, month: stri
   const limit = until === undefined ? Number.POSITIVE_INFINITY : Date.parse(until)
   if (Number.isNaN(limit)) throw invalidRequest('until must be an ISO time', [{ field: 'until', message: 'Expected an ISO 8601 time' }])
 
-  const [charges, hits] = await Promise.all([store.readStream(quotaStream(ownerId, month)), store.readStream(cacheHitStream(ownerId, month))])
-  const recorded: RecordedEvent[] = [...charges, ...hits].sort((a, b) => a.position - b.position)
+  const streams = await store.readStreams([quotaStream(ownerId, month), cacheHitStream(ownerId, month), replayStream(ownerId, month)])
+  const recorded: RecordedEvent[] = [...streams.values()].flat().sort((a, b) => a.position - b.position)
   const entries: QuotaAuditEntry[] = []
   let used = 0
   for (const record of recorded) {
     const event = { type: record.type, data: record.data }
-    if (!isBriefingEvent(event) || Date.parse(event.data.at) > limit) continue
+    if (!isAudited(event) || Date.parse(event.data.at) > limit) continue
     switch (event.type) {
       case 'BriefingGenerated':
         used += 1
@@ -55,6 +63,7 @@ export async function quotaAudit(store: EventStore, ownerId: string, month: stri
           writer: event.data.writer,
           model: event.data.model,
           verdict: event.data.result.verdict,
+          idempotency_key: event.data.idempotency_key ?? null,
         })
         break
       case 'BriefingServedFromCache':
@@ -71,6 +80,24 @@ export async function quotaAudit(store: EventStore, ownerId: string, month: stri
           writer: null,
           model: null,
           verdict: null,
+          idempotency_key: event.data.idempotency_key ?? null,
+        })
+        break
+      case 'BriefingReplayed':
+        entries.push({
+          position: record.position,
+          at: event.data.at,
+          event: event.type,
+          charged: false,
+          used,
+          briefing_id: event.data.briefing_id,
+          key_id: event.data.key_id,
+          persona: event.data.persona,
+          cache_key: null,
+          writer: null,
+          model: null,
+          verdict: null,
+          idempotency_key: event.data.idempotency_key,
         })
         break
       default: {

@@ -29,6 +29,8 @@ export const BriefingEventSchemas = {
     result: BriefingResult,
     writer: Type.String(),
     model: Type.String(),
+    /** The Idempotency-Key the request carried, if any. */
+    idempotency_key: Type.Optional(Type.String()),
     at: At,
     expires_at: At,
   }),
@@ -39,6 +41,7 @@ export const BriefingEventSchemas = {
     persona: oneOf(PERSONA_IDS),
     cache_key: Type.String(),
     quota_month: Month,
+    idempotency_key: Type.Optional(Type.String()),
     at: At,
   }),
 }
@@ -51,6 +54,9 @@ export const isBriefingEvent = (event: { type: string }): event is BriefingEvent
 
 export const QUOTA_CATEGORY = 'quota'
 export const CACHE_HIT_CATEGORY = 'cachehit'
-/** Owner ids have no '-', so the stream name splits back unambiguously. */
+/**
+ * `quota-<owner>-<YYYY-MM>`: the category ends at the first '-' and the month is a suffix of fixed
+ * width, so the name splits back unambiguously even for owner ids with hyphens (`acme-corp`).
+ */
 export const quotaStream = (ownerId: string, month: string) => `${QUOTA_CATEGORY}-${ownerId}-${month}`
 export const cacheHitStream = (ownerId: string, month: string) => `${CACHE_HIT_CATEGORY}-${ownerId}-${month}`

@@ -1,4 +1,4 @@
-import { type EventStore, WrongExpectedRevision } from '../eventstore/port.ts'
+import { type EventStore, type StreamWrite, WrongExpectedRevision } from '../eventstore/port.ts'
 import type { ApiTier } from '../owners/owner.ts'
 import { type BriefingGenerated, quotaStream } from './events.ts'
 import { decideCharge, type QuotaPolicy, quotaExceeded, type Usage, usageOf, usedAt } from './quota.ts'
@@ -34,12 +34,16 @@ export class QuotaLedger {
   /**
    * Appends the BriefingGenerated event if the quota allows; otherwise throws quota_exceeded and
    * records nothing. `usedGuess` (from the read model) only picks the first expected revision.
+   * `also` adds writes to other streams, recorded atomically with the charge; it is given the usage
+   * after the charge, which is then exact for unlimited owners too (their charge is checked against
+   * the stream's revision like anyone's). A conflict in one of those streams is thrown as is.
    */
   charge(
     tier: ApiTier,
     event: { id: string; data: BriefingGenerated },
     usedGuess: number,
     now: Date,
+    also?: (usage: Usage) => StreamWrite[],
   ): Promise<{ usage: Usage; position: number }> {
     const stream = quotaStream(event.data.owner_id, event.data.quota_month)
     return this.serialised(stream, async () => {
@@ -47,16 +51,14 @@ export class QuotaLedger {
       for (;;) {
         const decision = decideCharge(this.policy, tier, revision)
         if (decision.kind === 'exhausted') throw quotaExceeded(decision.usage, event.data.quota_month, now)
+        const expected = also ? revision : decision.expected
+        const charge = { stream, events: [{ id: event.id, type: 'BriefingGenerated', data: event.data }], expected }
         try {
-          const appended = await this.store.append(
-            stream,
-            [{ id: event.id, type: 'BriefingGenerated', data: event.data }],
-            decision.expected,
-          )
-          this.remember(stream, appended.revision)
-          return { usage: usageOf(this.policy, tier, usedAt(appended.revision)), position: appended.position }
+          const [appended] = await this.store.appendMany([charge, ...(also?.(usageOf(this.policy, tier, usedAt(revision) + 1)) ?? [])])
+          this.remember(stream, appended!.revision)
+          return { usage: usageOf(this.policy, tier, usedAt(appended!.revision)), position: appended!.position }
         } catch (error) {
-          if (!(error instanceof WrongExpectedRevision)) throw error
+          if (!(error instanceof WrongExpectedRevision) || error.stream !== stream) throw error
           revision = error.actual
           this.remember(stream, revision)
         }

@@ -5,6 +5,7 @@ import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
 import { echo, notFound } from '../shared/errors.ts'
 import { findPersona, PERSONA_IDS, PERSONAS, PersonaCatalogue, personaCatalogue } from './personas/index.ts'
+import { IDEMPOTENCY_HEADER } from './idempotency.ts'
 import { BriefingResponse, type BriefingService } from './service.ts'
 
 const CATALOGUE = personaCatalogue()
@@ -13,6 +14,17 @@ const PersonaParams = Type.Object({
   persona: Type.Union(
     PERSONA_IDS.map((id) => Type.Literal(id)),
     { description: 'one of the five personas (GET /api/v1/briefings/personas)' },
+  ),
+})
+const IdempotencyHeaders = Type.Object({
+  [IDEMPOTENCY_HEADER]: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[!-~]+$',
+      description: 'retry safely: the same key with the same request within 24 h answers the first result again, free',
+      examples: ['order-4711-briefing'],
+    }),
   ),
 })
 /** The body is the persona's own input: one schema per persona, told apart by their `profile` values. */
@@ -41,12 +53,14 @@ export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
     })
     .post(
       '/briefings/:persona',
-      async ({ request, params, caller }) => {
+      async ({ request, params, set, caller }) => {
         if (!findPersona(params.persona)) {
           throw notFound(`no persona ${echo(params.persona)}; see GET /api/v1/briefings/personas`)
         }
         const body = await readJsonBody(request)
-        return deps.service.brief(params.persona, body, caller)
+        const { briefing, replayed } = await deps.service.brief(params.persona, body, caller, request.headers.get('idempotency-key'))
+        if (replayed) set.headers['idempotent-replayed'] = 'true'
+        return briefing
       },
       {
         scope: 'write',
@@ -66,7 +80,9 @@ export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
             },
           },
           ok: BriefingResponse,
-          errors: ['invalid_request', 'not_found', 'payload_too_large', 'quota_exceeded', 'upstream_error'],
+          headers: IdempotencyHeaders,
+          okHeaders: { 'Idempotent-Replayed': '"true" when the answer is the replay of an earlier request with the same Idempotency-Key' },
+          errors: ['invalid_request', 'not_found', 'idempotency_conflict', 'payload_too_large', 'quota_exceeded', 'upstream_error'],
         }),
       },
     )

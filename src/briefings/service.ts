@@ -1,12 +1,27 @@
 import { type Static, Type } from '@sinclair/typebox'
-import type { EventStore } from '../eventstore/port.ts'
+import { loadAggregate } from '../eventstore/command-handler.ts'
+import { type AppendResult, type EventStore, type StreamWrite, WrongExpectedRevision } from '../eventstore/port.ts'
 import type { Principal } from '../keys/authenticate.ts'
 import type { ApiTier } from '../owners/owner.ts'
-import { AppError, echo, notFound } from '../shared/errors.ts'
+import { AppError, echo, isAppError, notFound } from '../shared/errors.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
 import { CACHE_TTL_MS, cacheKeyOf } from './cache-key.ts'
 import { type BriefingGenerated, type BriefingServedFromCache, cacheHitStream, quotaStream } from './events.ts'
 import type { ZoneDetail, ZoneFactsSource } from './facts.ts'
+import {
+  type BriefingReplayed,
+  DEFAULT_LEASE_MS,
+  decideIdempotency,
+  evolveIdempotency,
+  IDEMPOTENCY_WINDOW_MS,
+  type IdempotentRequest,
+  idempotencyStream,
+  initialIdempotency,
+  isIdempotencyEvent,
+  parseIdempotencyKey,
+  replayStream,
+  requestHashOf,
+} from './idempotency.ts'
 import { QuotaLedger } from './ledger.ts'
 import { type BriefingInput, findPersona, type Persona } from './personas/index.ts'
 import { DEFAULT_QUOTAS, type QuotaPolicy, quotaExceeded, type Usage, quotaMonth, usageOf } from './quota.ts'
@@ -38,11 +53,19 @@ export type BriefingServiceDeps = {
   clock: Clock
   random: RandomSource
   quotas?: QuotaPolicy
+  /** How long a request holds its Idempotency-Key before another may take it over (see idempotency.ts). */
+  idempotencyLeaseMs?: number
 }
 
+/** A briefing answer; `replayed` when it is the first result of the same Idempotency-Key, served again. */
+export type Briefed = { briefing: BriefingResponse; replayed: boolean }
+
 export type BriefingService = {
-  /** POST /briefings/{persona}: 404 persona → 400 body → 404 zone → cache hit → quota → write → charge. */
-  brief(personaId: string, body: unknown, caller: Caller): Promise<BriefingResponse>
+  /**
+   * POST /briefings/{persona}: 404 persona → 400 body → 400 Idempotency-Key → replay or 409 →
+   * 404 zone → cache hit → quota → write → charge. `idempotencyKey` is the header as received.
+   */
+  brief(personaId: string, body: unknown, caller: Caller, idempotencyKey?: string | null): Promise<Briefed>
   /** This month's usage of an owner (for /health and every briefing result). */
   usage(ownerId: string, tier: ApiTier, now: Date): Promise<Usage>
 }
@@ -61,15 +84,30 @@ const respond = (briefing: CachedBriefing, cached: boolean, usage: Usage): Brief
   usage,
 })
 
+/** The first answer again, fields in the order of every answer (the stored JSON may have them reordered). */
+const replayOf = (first: BriefingResponse): BriefingResponse =>
+  respond(first, first.cached, { used: first.usage.used, quota: first.usage.quota, unlimited: first.usage.unlimited })
+
 const PROJECTED_USAGE_TTL_MS = 1000
+/** How often a request waits for another process that holds the same Idempotency-Key. */
+const IDEMPOTENCY_POLL_MS = 100
+
+/** The request runs under a claimed Idempotency-Key: its result is recorded with `complete`. */
+type Idempotency = { key: string; complete(response: BriefingResponse): StreamWrite }
+
+const idempotencyAggregate = { initial: initialIdempotency, evolve: evolveIdempotency, is: isIdempotencyEvent }
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export function briefingService(deps: BriefingServiceDeps): BriefingService {
   const quotas = deps.quotas ?? DEFAULT_QUOTAS
+  const leaseMs = deps.idempotencyLeaseMs ?? DEFAULT_LEASE_MS
   const ledger = new QuotaLedger(deps.store, quotas)
   /** Identical requests in flight in this process: followers wait, then find the leader's briefing cached. */
   const inFlight = new Map<string, Promise<unknown>>()
   /** Briefings being written in this process, per quota stream (see reserveSlot). */
   const inProgress = new Map<string, Set<Promise<void>>>()
+  /** Requests of this process working under an Idempotency-Key, by its stream: later ones wait for them. */
+  const keysInFlight = new Map<string, Promise<Briefed | null>>()
 
   /**
    * /health reports usage on every request, so the projected count is reused for a second: charges
@@ -123,7 +161,7 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
     }
   }
 
-  async function serveFromCache(hit: CachedBriefing, cacheKey: string, caller: Caller, now: Date) {
+  async function serveFromCache(hit: CachedBriefing, cacheKey: string, caller: Caller, now: Date, idempotency: Idempotency | null) {
     const month = quotaMonth(now)
     const data: BriefingServedFromCache = {
       briefing_id: hit.briefing_id,
@@ -132,10 +170,17 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
       persona: hit.persona as BriefingServedFromCache['persona'],
       cache_key: cacheKey,
       quota_month: month,
+      ...(idempotency && { idempotency_key: idempotency.key }),
       at: now.toISOString(),
     }
-    await deps.store.append(cacheHitStream(caller.ownerId, month), [{ id: deps.random.uuid(), type: 'BriefingServedFromCache', data }], 'any')
-    return respond(hit, true, await usage(caller.ownerId, caller.tier, now))
+    const served = { stream: cacheHitStream(caller.ownerId, month), events: [{ id: deps.random.uuid(), type: 'BriefingServedFromCache', data }], expected: 'any' as const }
+    if (!idempotency) {
+      await deps.store.append(served.stream, served.events, served.expected)
+      return respond(hit, true, await usage(caller.ownerId, caller.tier, now))
+    }
+    const response = respond(hit, true, await usage(caller.ownerId, caller.tier, now))
+    await deps.store.appendMany([served, idempotency.complete(response)])
+    return response
   }
 
   async function generate(
@@ -145,6 +190,7 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
     cacheKey: string,
     caller: Caller,
     now: Date,
+    idempotency: Idempotency | null,
   ): Promise<BriefingResponse> {
     const month = quotaMonth(now)
     const slot = await reserveSlot(caller, now)
@@ -164,28 +210,39 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
         result: { verdict: draft.verdict, confidence: draft.confidence, headline: draft.headline, body_md: draft.body_md },
         writer: draft.writer,
         model: draft.model,
+        ...(idempotency && { idempotency_key: idempotency.key }),
         at: now.toISOString(),
         expires_at: new Date(now.getTime() + CACHE_TTL_MS).toISOString(),
       }
-      const charged = await ledger.charge(caller.tier, { id: deps.random.uuid(), data }, slot.usage.used, now)
+      const briefing = { ...data, ...data.result, generated_at: data.at }
+      const charged = await ledger.charge(
+        caller.tier,
+        { id: deps.random.uuid(), data },
+        slot.usage.used,
+        now,
+        idempotency ? (after) => [idempotency.complete(respond(briefing, false, after))] : undefined,
+      )
       // Read-your-writes for the cache. Not fatal: the briefing is charged and must be served; the
       // server's projection runner applies the event moments later anyway.
       await deps.readModel.catchUp().catch(() => {})
-      return respond({ ...data, ...data.result, generated_at: data.at }, false, charged.usage)
+      return respond(briefing, false, charged.usage)
     } finally {
       slot.release()
     }
   }
 
-  async function brief(personaId: string, body: unknown, caller: Caller): Promise<BriefingResponse> {
-    const persona = findPersona(personaId)
-    if (!persona) throw notFound(`no persona ${echo(personaId)}; see GET /api/v1/briefings/personas`)
-    const input = persona.parse(body)
-    const now = deps.clock()
+  /** Zone → cache hit or quota, write and charge. Identical requests in flight in this process are generated once. */
+  async function answer(
+    persona: Persona,
+    input: BriefingInput,
+    cacheKey: string,
+    caller: Caller,
+    now: Date,
+    idempotency: Idempotency | null,
+  ): Promise<BriefingResponse> {
     // Existence first, so an unknown zone is a 404 even when the cache or the quota would answer.
     const zone = await deps.facts.zone(input.country, input.zone, now)
     if (!zone) throw notFound(`${input.zone} does not exist in ${input.country}`)
-    const cacheKey = cacheKeyOf(persona.id, input)
     for (;;) {
       const running = inFlight.get(cacheKey)
       if (!running) break
@@ -193,13 +250,113 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
     }
     const work = (async () => {
       const hit = await deps.readModel.cached(cacheKey, now)
-      return hit ? serveFromCache(hit, cacheKey, caller, now) : generate(persona, input, zone, cacheKey, caller, now)
+      return hit
+        ? serveFromCache(hit, cacheKey, caller, now, idempotency)
+        : generate(persona, input, zone, cacheKey, caller, now, idempotency)
     })()
     inFlight.set(cacheKey, work)
     try {
       return await work
     } finally {
       if (inFlight.get(cacheKey) === work) inFlight.delete(cacheKey)
+    }
+  }
+
+  /**
+   * One round for a request with an Idempotency-Key: replay, 409, wait for the request holding the
+   * key (null: ask again), or claim the key and answer under it. Errors release the key.
+   */
+  async function underKey(stream: string, request: IdempotentRequest, persona: Persona, input: BriefingInput, cacheKey: string, caller: Caller): Promise<Briefed | null> {
+    const now = deps.clock()
+    const { state, revision } = await loadAggregate(deps.store, stream, idempotencyAggregate)
+    const decision = decideIdempotency(state, request, now, leaseMs)
+    switch (decision.kind) {
+      case 'conflict':
+        throw decision.error
+      case 'wait':
+        await sleep(Math.max(1, Math.min(IDEMPOTENCY_POLL_MS, decision.until.getTime() - now.getTime())))
+        return null
+      case 'replay': {
+        const month = quotaMonth(now)
+        const data: BriefingReplayed = {
+          briefing_id: decision.briefingId,
+          owner_id: caller.ownerId,
+          key_id: caller.keyId,
+          persona: persona.id,
+          idempotency_key: request.key,
+          first_at: decision.firstAt,
+          quota_month: month,
+          at: now.toISOString(),
+        }
+        await deps.store.append(replayStream(caller.ownerId, month), [{ id: deps.random.uuid(), type: 'BriefingReplayed', data }], 'any')
+        return { briefing: replayOf(decision.response as BriefingResponse), replayed: true }
+      }
+      case 'claim': {
+        let claimed: AppendResult
+        try {
+          claimed = await deps.store.append(stream, [{ id: deps.random.uuid(), ...decision.event }], revision)
+        } catch (error) {
+          if (error instanceof WrongExpectedRevision) return null // another request claimed it first
+          throw error
+        }
+        const common = { owner_id: caller.ownerId, key_id: caller.keyId, idempotency_key: request.key }
+        const idempotency: Idempotency = {
+          key: request.key,
+          complete(response) {
+            const at = deps.clock()
+            const data = {
+              ...common,
+              request_hash: request.requestHash,
+              briefing_id: response.briefing_id,
+              response,
+              at: at.toISOString(),
+              expires_at: new Date(at.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString(),
+            }
+            return { stream, events: [{ id: deps.random.uuid(), type: 'IdempotencyKeyCompleted', data }], expected: claimed.revision }
+          },
+        }
+        try {
+          return { briefing: await answer(persona, input, cacheKey, caller, now, idempotency), replayed: false }
+        } catch (error) {
+          // Outlived its lease: another request holds the key now, and its result will be ours.
+          if (error instanceof WrongExpectedRevision && error.stream === stream) return null
+          const data = { ...common, error: isAppError(error) ? error.code : 'internal', at: deps.clock().toISOString() }
+          // If this fails too, the lease frees the key.
+          await deps.store.append(stream, [{ id: deps.random.uuid(), type: 'IdempotencyKeyReleased', data }], claimed.revision).catch(() => {})
+          throw error
+        }
+      }
+      default: {
+        const never: never = decision
+        throw new Error(`unhandled ${JSON.stringify(never)}`)
+      }
+    }
+  }
+
+  async function brief(personaId: string, body: unknown, caller: Caller, idempotencyHeader: string | null = null): Promise<Briefed> {
+    const persona = findPersona(personaId)
+    if (!persona) throw notFound(`no persona ${echo(personaId)}; see GET /api/v1/briefings/personas`)
+    const input = persona.parse(body)
+    const key = parseIdempotencyKey(idempotencyHeader)
+    const cacheKey = cacheKeyOf(persona.id, input)
+    if (key === null) return { briefing: await answer(persona, input, cacheKey, caller, deps.clock(), null), replayed: false }
+
+    const request: IdempotentRequest = { ownerId: caller.ownerId, keyId: caller.keyId, key, persona: persona.id, requestHash: requestHashOf(cacheKey) }
+    const stream = idempotencyStream(caller.ownerId, key)
+    for (;;) {
+      const running = keysInFlight.get(stream)
+      if (running) {
+        await running.catch(() => {})
+        continue
+      }
+      const round = underKey(stream, request, persona, input, cacheKey, caller)
+      keysInFlight.set(stream, round)
+      try {
+        const outcome = await round
+        if (outcome) return outcome
+      } finally {
+        if (keysInFlight.get(stream) === round) keysInFlight.delete(stream)
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 import type { EventStore } from '../eventstore/port.ts'
 import { type IngestCounts, ingestRecords } from '../listings/ingest.ts'
+import { LISTING_CATEGORY } from '../listings/listing.ts'
 import { DEFAULT_FX, type FxTable } from '../market/fx.ts'
 import { type DemoOptions, generateDemoFeed } from './market.ts'
 
@@ -21,4 +22,12 @@ export async function seedDemo(
   progress?.(0, records.length)
   const counts = await ingestRecords(store, records, fx, { onProgress: progress })
   return { read: records.length, listings: options.listings, ...counts }
+}
+
+/**
+ * Whether the store holds no market data at all (no listing event), whatever else it holds: owners
+ * and keys created before the first start must not keep the demo market away.
+ */
+export async function lacksMarketData(store: EventStore): Promise<boolean> {
+  return (await store.readAll(0, { categories: [LISTING_CATEGORY], limit: 1 })).length === 0
 }

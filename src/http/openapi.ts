@@ -21,11 +21,15 @@ export type OperationSpec = {
   query?: TObject
   /** Path parameters. */
   params?: TObject
+  /** Request headers the operation reads (besides Authorization). */
+  headers?: TObject
   /** A JSON request body. */
   body?: { schema: TSchema; description?: string; examples?: Record<string, unknown> }
   /** The 200 body. */
   ok: TSchema
   okExample?: unknown
+  /** Headers of the 200 answer besides the ones every answer has: name → description. */
+  okHeaders?: Record<string, string>
   /** Errors of the route itself, besides the gate's and the ones every request can meet. */
   errors: readonly ErrorCode[]
 }
@@ -92,6 +96,10 @@ const ERROR_EXAMPLES: Record<ErrorCode, AppError> = {
   method_not_allowed: new AppError('method_not_allowed', '"DELETE" is not allowed here; use GET, HEAD'),
   payload_too_large: new AppError('payload_too_large', 'the body is over 16384 bytes (16 KiB), the limit for a request body'),
   conflict: new AppError('conflict', 'the request conflicts with the current state'),
+  idempotency_conflict: new AppError(
+    'idempotency_conflict',
+    'the Idempotency-Key "order-4711-briefing" was used within 24 h for another request; use a new key for a new request',
+  ),
   forbidden: new AppError('forbidden', 'not allowed'),
   service_unavailable: new AppError('service_unavailable', 'the rate limiter is unreachable; retry in a few seconds'),
   upstream_error: new AppError('upstream_error', 'the AI writer did not answer within 20 s; no quota was used'),
@@ -140,7 +148,7 @@ function enums(schema: unknown): unknown {
 /** A TypeBox schema as plain JSON Schema: TypeBox's symbols dropped, string unions as enums. */
 const json = (schema: unknown) => enums(JSON.parse(JSON.stringify(schema))) as Record<string, unknown>
 
-function parameters(schema: TObject | undefined, where: 'query' | 'path') {
+function parameters(schema: TObject | undefined, where: 'query' | 'path' | 'header') {
   if (!schema) return []
   const required = new Set(schema.required ?? [])
   return Object.entries(schema.properties).map(([name, property]) => {
@@ -197,7 +205,7 @@ function operationOf(access: Access, spec: OperationSpec) {
     ...(spec.description ? { description: spec.description } : {}),
     security: needsKey ? [{ [SECURITY_SCHEME]: [access] }] : [],
     ...(needsKey ? { 'x-required-scope': access } : {}),
-    parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query')],
+    parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query'), ...parameters(spec.headers, 'header')],
     ...(spec.body
       ? {
           requestBody: {
@@ -215,7 +223,11 @@ function operationOf(access: Access, spec: OperationSpec) {
     responses: {
       '200': {
         description: 'success',
-        headers: { ...REQUEST_ID, ...(needsKey ? RATE_LIMIT_HEADERS : {}) },
+        headers: {
+          ...REQUEST_ID,
+          ...(needsKey ? RATE_LIMIT_HEADERS : {}),
+          ...Object.fromEntries(Object.entries(spec.okHeaders ?? {}).map(([name, description]) => [name, header(description, Type.String())])),
+        },
         content: { 'application/json': { schema: json(spec.ok), ...(spec.okExample ? { example: spec.okExample } : {}) } },
       },
       ...errorResponses(errorsOf(access, spec)),

@@ -188,7 +188,8 @@ export const operatorCommands = {
         owner_id: a.id,
         month,
         charged: entries.filter((e) => e.charged).length,
-        cache_hits: entries.filter((e) => !e.charged).length,
+        cache_hits: entries.filter((e) => e.event === 'BriefingServedFromCache').length,
+        replays: entries.filter((e) => e.event === 'BriefingReplayed').length,
         entries,
       }
     },

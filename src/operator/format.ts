@@ -54,9 +54,9 @@ export function formatResult(command: string, result: unknown): string {
       return auditTable(r.events as AuditEntry[])
     case 'audit quota': {
       const entries = r.entries as Row[]
-      const summary = `owner ${r.owner_id}, ${r.month}: ${r.charged} charged, ${r.cache_hits} served from cache`
+      const summary = `owner ${r.owner_id}, ${r.month}: ${r.charged} charged, ${r.cache_hits} served from cache, ${r.replays} replayed (Idempotency-Key)`
       if (entries.length === 0) return summary
-      return `${table(entries, ['position', 'at', 'event', 'charged', 'used', 'key_id', 'persona', 'verdict', 'briefing_id'])}\n${summary}`
+      return `${table(entries, ['position', 'at', 'event', 'charged', 'used', 'key_id', 'persona', 'verdict', 'briefing_id', 'idempotency_key'])}\n${summary}`
     }
     case 'ingest':
       return `${r.file}: read ${r.read}, new ${r.new}, changed ${r.changed}, unchanged ${r.unchanged}, rejected ${r.rejected} (${r.seconds} s)`

@@ -7,7 +7,13 @@ export type Tier = Static<typeof Tier>
 /** Tiers with API access (free has none). */
 export type ApiTier = Exclude<Tier, 'free'>
 
-export const OwnerId = Type.String({ pattern: '^[a-z0-9][a-z0-9_.]{1,62}$', description: 'lowercase owner id' })
+/**
+ * 2 to 63 characters: lowercase letters, digits, '_', '.' and '-', starting with a letter or digit
+ * (`acme`, `acme-corp`). Stream names put the owner id between the category and any suffix of fixed
+ * width (`quota-acme-corp-2026-05`), and a category ends at the first '-', so hyphens are safe.
+ */
+export const OWNER_ID_PATTERN = '^[a-z0-9][a-z0-9_.-]{1,62}$'
+export const OwnerId = Type.String({ pattern: OWNER_ID_PATTERN, description: 'lowercase owner id, e.g. acme-corp' })
 
 const Actor = Type.String({ minLength: 1, maxLength: 64 })
 const At = Type.String({ format: 'date-time' })

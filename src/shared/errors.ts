@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'payload_too_large'
   | 'conflict'
+  | 'idempotency_conflict'
   | 'forbidden'
   | 'service_unavailable'
   | 'upstream_error'
@@ -32,6 +33,7 @@ export const httpStatus: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   payload_too_large: 413,
   conflict: 409,
+  idempotency_conflict: 409,
   service_unavailable: 503,
   upstream_error: 502,
   internal: 500,

@@ -3,7 +3,7 @@ import { openAiWriter, writerFor } from '../../src/briefings/openai-writer.ts'
 import { quotaStream } from '../../src/briefings/events.ts'
 import { PERSONAS } from '../../src/briefings/personas/index.ts'
 import { BriefingReadModel } from '../../src/briefings/read-model.ts'
-import { briefingService } from '../../src/briefings/service.ts'
+import { type Briefed, briefingService } from '../../src/briefings/service.ts'
 import { localAnalyst } from '../../src/briefings/writer.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
@@ -17,6 +17,8 @@ import { facts, fixtureFacts, gtZones } from './fixtures.ts'
 const investor = PERSONAS.investor
 const input = investor.parse({ zone: 'Zona 10', profile: 'balanced', language: 'en', budget_usd: 150_000 })
 const good = { verdict: 'BUY', confidence: 'medium', headline: 'Zona 10: BUY — priced 21% above the country', body_md: '## Zona 10\n\nMedian USD 1,820/m².' }
+/** The response body (no Idempotency-Key is sent here). */
+const bodyOf = (answer: Briefed) => answer.briefing
 
 async function failure(promise: Promise<unknown>): Promise<AppError> {
   const error = await promise.then(
@@ -128,19 +130,19 @@ describe('OpenAI writer against a local chat-completions server', () => {
       const body = { zone: 'Zona 3', profile: 'aggressive', language: 'en' }
 
       fake.script(httpError(500))
-      expect((await failure(service.brief('investor', body, who))).code).toBe('upstream_error')
+      expect((await failure(service.brief('investor', body, who).then(bodyOf))).code).toBe('upstream_error')
       fake.script(answer({ ...good, verdict: 'GO' }), rawContent('{'))
-      expect((await failure(service.brief('investor', body, who))).code).toBe('upstream_error')
+      expect((await failure(service.brief('investor', body, who).then(bodyOf))).code).toBe('upstream_error')
       expect(await store.readStream(quotaStream('olga', '2026-05'))).toEqual([])
 
       fake.script(answer(good))
-      const ok = await service.brief('investor', body, who)
+      const ok = await service.brief('investor', body, who).then(bodyOf)
       expect(ok).toMatchObject({ verdict: 'BUY', cached: false, usage: { used: 1, quota: 50 } })
       const [charged] = await store.readStream(quotaStream('olga', '2026-05'))
       expect(charged!.data).toMatchObject({ writer: 'openai', model: 'gpt-test', result: good })
       // The cached briefing is served without asking the model again.
       const before = requestsBefore()
-      expect(await service.brief('investor', body, who)).toMatchObject({ cached: true, headline: good.headline })
+      expect(await service.brief('investor', body, who).then(bodyOf)).toMatchObject({ cached: true, headline: good.headline })
       expect(fake.requests).toHaveLength(before)
     })
   })

@@ -6,7 +6,7 @@ import { ProjectionRunner } from '../../projections/runner.ts'
 import { quotaAudit } from '../../src/briefings/audit.ts'
 import { quotaStream } from '../../src/briefings/events.ts'
 import { BRIEFING_PROJECTIONS, BriefingReadModel } from '../../src/briefings/read-model.ts'
-import { type BriefingService, briefingService, type Caller } from '../../src/briefings/service.ts'
+import { type Briefed, type BriefingService, briefingService, type Caller } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
@@ -41,6 +41,8 @@ async function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; wr
   })
 }
 
+/** The response body (these specifications send no Idempotency-Key). */
+const bodyOf = (answer: Briefed) => answer.briefing
 const caller = (ownerId: string, tier: Caller['tier'] = 'pro'): Caller => ({ ownerId, keyId: `key_${ownerId}`, tier })
 const investorBody = (zone: number, extra: Record<string, unknown> = {}) => ({ zone: `Zona ${zone}`, profile: 'balanced', ...extra })
 
@@ -56,7 +58,7 @@ async function failure(promise: Promise<unknown>): Promise<AppError> {
 /** `n` distinct requests at once; resolves to how many succeeded and the quota errors. */
 async function concurrentDistinct(services: BriefingService[], who: Caller, firstZone: number, n: number) {
   const results = await Promise.allSettled(
-    Array.from({ length: n }, (_, i) => services[i % services.length]!.brief('investor', investorBody(firstZone + i), who)),
+    Array.from({ length: n }, (_, i) => services[i % services.length]!.brief('investor', investorBody(firstZone + i), who).then(bodyOf)),
   )
   const ok = results.filter((r) => r.status === 'fulfilled')
   const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as AppError)
@@ -80,29 +82,29 @@ for (const target of databaseTargets('briefing service')) {
     })
 
     test('the same request twice: the second comes from the cache and consumes nothing', async () => {
-      const first = await service.brief('investor', investorBody(1), caller('alice'))
+      const first = await service.brief('investor', investorBody(1), caller('alice')).then(bodyOf)
       expect(first).toMatchObject({ ok: true, persona: 'investor', cached: false, usage: { used: 1, quota: 50, unlimited: false } })
       expect(Date.parse(first.expires_at) - Date.parse(first.generated_at)).toBe(24 * 3600 * 1000)
       // Key order and explicit defaults do not change the cache key; another owner shares the entry.
-      const again = await service.brief('investor', { profile: 'balanced', language: 'es', country: 'GT', zone: 'Zona 1' }, caller('alice'))
+      const again = await service.brief('investor', { profile: 'balanced', language: 'es', country: 'GT', zone: 'Zona 1' }, caller('alice')).then(bodyOf)
       expect(again).toMatchObject({ cached: true, briefing_id: first.briefing_id, body_md: first.body_md, usage: { used: 1 } })
-      const other = await service.brief('investor', investorBody(1), caller('bob'))
+      const other = await service.brief('investor', investorBody(1), caller('bob')).then(bodyOf)
       expect(other).toMatchObject({ cached: true, briefing_id: first.briefing_id, usage: { used: 0, quota: 50 } })
       expect(await service.usage('alice', 'pro', new Date('2026-05-20T11:00:00Z'))).toEqual({ used: 1, quota: 50, unlimited: false })
     })
 
     test('unknown persona, invalid body, unknown zone: errors, and nothing recorded', async () => {
       const head = await store.headPosition()
-      expect((await failure(service.brief('astrologer', investorBody(2), caller('carol')))).code).toBe('not_found')
-      const invalid = await failure(service.brief('investor', { zone: 'zone 2', profile: 'reckless', budget_usd: -5, colour: 'red' }, caller('carol')))
+      expect((await failure(service.brief('astrologer', investorBody(2), caller('carol')).then(bodyOf))).code).toBe('not_found')
+      const invalid = await failure(service.brief('investor', { zone: 'zone 2', profile: 'reckless', budget_usd: -5, colour: 'red' }, caller('carol')).then(bodyOf))
       expect(invalid.code).toBe('invalid_request')
       const fields = (invalid.extra.details as { field: string; message: string }[]).map((d) => d.field).sort()
       expect(fields).toEqual(['budget_usd', 'colour', 'profile', 'zone'])
       expect((invalid.extra.details as { field: string; message: string }[]).find((d) => d.field === 'profile')!.message).toBe(
         'Expected one of: conservative, balanced, aggressive',
       )
-      expect((await failure(service.brief('investor', investorBody(9999), caller('carol')))).code).toBe('not_found')
-      expect((await failure(service.brief('investor', investorBody(2, { country: 'SV' }), caller('carol')))).code).toBe('not_found')
+      expect((await failure(service.brief('investor', investorBody(9999), caller('carol')).then(bodyOf))).code).toBe('not_found')
+      expect((await failure(service.brief('investor', investorBody(2, { country: 'SV' }), caller('carol')).then(bodyOf))).code).toBe('not_found')
       expect(await store.headPosition()).toBe(head)
     })
 
@@ -127,9 +129,9 @@ for (const target of databaseTargets('briefing service')) {
       expect(await store.readStream(quotaStream('dave', '2026-05'))).toHaveLength(50)
 
       // Quota used up: a cache hit is still served, free; a new briefing is refused.
-      const cachedZone = await service.brief('investor', investorBody(10), who).catch(() => service.brief('investor', investorBody(11), who))
+      const cachedZone = await service.brief('investor', investorBody(10), who).then(bodyOf).catch(() => service.brief('investor', investorBody(11), who).then(bodyOf))
       expect(cachedZone).toMatchObject({ cached: true, usage: { used: 50, quota: 50 } })
-      const fresh = await failure(service.brief('investor', investorBody(300), who))
+      const fresh = await failure(service.brief('investor', investorBody(300), who).then(bodyOf))
       expect(fresh.code).toBe('quota_exceeded')
 
       // The audit replays every charge and every free hit, in order.
@@ -142,14 +144,14 @@ for (const target of databaseTargets('briefing service')) {
     })
 
     test('concurrent identical requests generate once; the others are cache hits', async () => {
-      const results = await Promise.all(Array.from({ length: 8 }, () => service.brief('landlord', { zone: 'Zona 70', profile: 'long_term' }, caller('erin'))))
+      const results = await Promise.all(Array.from({ length: 8 }, () => service.brief('landlord', { zone: 'Zona 70', profile: 'long_term' }, caller('erin')).then(bodyOf)))
       expect(results.filter((r) => !r.cached)).toHaveLength(1)
       expect(new Set(results.map((r) => r.briefing_id)).size).toBe(1)
       expect(await service.usage('erin', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
     })
 
     test('admins are unlimited; quotas come from configuration', async () => {
-      const admin = await service.brief('developer', { zone: 'Zona 71', profile: 'commercial' }, caller('root', 'admin'))
+      const admin = await service.brief('developer', { zone: 'Zona 71', profile: 'commercial' }, caller('root', 'admin')).then(bodyOf)
       expect(admin.usage).toEqual({ used: 1, quota: 0, unlimited: true })
 
       const small = await serviceOn(db, store, { quotas: { pro: 2, enterprise: 3 } })
@@ -166,7 +168,7 @@ for (const target of databaseTargets('briefing service')) {
         },
       }
       const broken = await serviceOn(db, store, { writer: failing })
-      const error = await failure(broken.brief('broker', { zone: 'Zona 80', profile: 'buyer_agent' }, caller('gina')))
+      const error = await failure(broken.brief('broker', { zone: 'Zona 80', profile: 'buyer_agent' }, caller('gina')).then(bodyOf))
       expect(error.code).toBe('upstream_error')
       expect(await store.readStream(quotaStream('gina', '2026-05'))).toEqual([])
       expect(await broken.usage('gina', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 0 })
@@ -176,16 +178,16 @@ for (const target of databaseTargets('briefing service')) {
       const clock = testClock('2026-05-31T12:00:00Z')
       const timed = await serviceOn(db, store, { clock, quotas: { pro: 1, enterprise: 1 } })
       const who = caller('hank')
-      const first = await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who)
+      const first = await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who).then(bodyOf)
       expect(first.usage).toMatchObject({ used: 1, quota: 1 })
       clock.now = new Date('2026-05-31T23:59:59Z')
-      expect((await failure(timed.brief('homebuyer', { zone: 'Zona 82', profile: 'family' }, who))).extra).toMatchObject({
+      expect((await failure(timed.brief('homebuyer', { zone: 'Zona 82', profile: 'family' }, who).then(bodyOf))).extra).toMatchObject({
         resets_at: '2026-06-01T00:00:00.000Z',
       })
       clock.now = new Date('2026-06-01T11:59:59Z')
-      expect(await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who)).toMatchObject({ cached: true, usage: { used: 0 } })
+      expect(await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who).then(bodyOf)).toMatchObject({ cached: true, usage: { used: 0 } })
       clock.now = new Date('2026-06-01T12:00:00Z')
-      const regenerated = await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who)
+      const regenerated = await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who).then(bodyOf)
       expect(regenerated).toMatchObject({ cached: false, usage: { used: 1, quota: 1 } })
       expect(regenerated.briefing_id).not.toBe(first.briefing_id)
     })
@@ -197,9 +199,9 @@ for (const target of databaseTargets('briefing service')) {
       })
       try {
         const who = caller('lena')
-        const results = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who)))
+        const results = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who).then(bodyOf)))
         expect(results.map((r) => r.usage.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1))
-        const again = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who)))
+        const again = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who).then(bodyOf)))
         expect(again.every((r) => r.cached && r.usage.used === 12)).toBe(true)
         const [row] = await db.query(`select count(*)::int as n from briefing_cache_v1 where cache_key like 'developer:GT:%mixed_use%Zona 2__"}'`)
         expect(row!.n).toBe(12)
@@ -210,11 +212,11 @@ for (const target of databaseTargets('briefing service')) {
 
     test('usage and cache live in the events: a new process sees them, and a rebuild reproduces them', async () => {
       const who = caller('ivan')
-      const first = await service.brief('broker', { zone: 'Zona 90', profile: 'listing_agent', asking_price_usd: 250_000 }, who)
+      const first = await service.brief('broker', { zone: 'Zona 90', profile: 'listing_agent', asking_price_usd: 250_000 }, who).then(bodyOf)
       // A fresh service holds no memory of the above.
       const restarted = await serviceOn(db, store)
       expect(await restarted.usage('ivan', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
-      const hit = await restarted.brief('broker', { asking_price_usd: 250_000, profile: 'listing_agent', zone: 'Zona 90' }, who)
+      const hit = await restarted.brief('broker', { asking_price_usd: 250_000, profile: 'listing_agent', zone: 'Zona 90' }, who).then(bodyOf)
       expect(hit).toMatchObject({ cached: true, briefing_id: first.briefing_id, usage: { used: 1 } })
 
       const snapshot = () => db.query('select * from briefing_cache_v1 order by cache_key')
@@ -230,7 +232,7 @@ test('PGlite: usage and cache survive closing and reopening the data directory',
   try {
     let db = await openPglite(dir)
     let store = await openSqlEventStore(db)
-    const first = await (await serviceOn(db, store)).brief('investor', investorBody(5), caller('judy'))
+    const first = await (await serviceOn(db, store)).brief('investor', investorBody(5), caller('judy')).then(bodyOf)
     await store.close()
     await db.close()
 
@@ -238,7 +240,7 @@ test('PGlite: usage and cache survive closing and reopening the data directory',
     store = await openSqlEventStore(db)
     const reopened = await serviceOn(db, store)
     expect(await reopened.usage('judy', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
-    expect(await reopened.brief('investor', investorBody(5), caller('judy'))).toMatchObject({ cached: true, briefing_id: first.briefing_id })
+    expect(await reopened.brief('investor', investorBody(5), caller('judy')).then(bodyOf)).toMatchObject({ cached: true, briefing_id: first.briefing_id })
     await store.close()
     await db.close()
   } finally {
@@ -268,7 +270,7 @@ describe.runIf(DATABASE_URL)('two processes on one PostgreSQL', () => {
     const audit = await quotaAudit(store, 'kate', '2026-05')
     expect(audit.filter((e) => e.charged)).toHaveLength(50)
     const charged = audit[0]!
-    const hit = await reopened.brief('investor', JSON.parse(charged.cache_key.slice('investor:GT:'.length)), who)
+    const hit = await reopened.brief('investor', JSON.parse(charged.cache_key!.slice('investor:GT:'.length)), who).then(bodyOf)
     expect(hit).toMatchObject({ cached: true, briefing_id: charged.briefing_id, usage: { used: 50 } })
     await store.close()
     await db.close()

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { seedDemo } from '../../src/demo/seed.ts'
+import { lacksMarketData, seedDemo } from '../../src/demo/seed.ts'
+import { ingestLines } from '../../src/listings/ingest.ts'
+import { DEFAULT_FX } from '../../src/market/fx.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { databaseTargets } from '../support/databases.ts'
-import { ANCHOR } from '../support/market.ts'
+import { aLine, ANCHOR } from '../support/market.ts'
 
 describe('demo seeding', () => {
   it('records the same events for the same seed in any store, and nothing when seeded again', async () => {
@@ -30,6 +32,25 @@ describe('demo seeding', () => {
     expect(await seedDemo(stores[0]!.store, options)).toMatchObject({ new: 0, changed: 0, unchanged: first.read })
     expect(await stores[0]!.store.headPosition()).toBe(events[0]!.length)
     for (const { store, db } of stores) {
+      await store.close()
+      await db.close()
+    }
+  })
+})
+
+describe('when the demo market is due', () => {
+  it('while the store holds no listing event, whatever else it holds; not once a feed or the demo was ingested', async () => {
+    const db = await databaseTargets('demo seeding')[0]!.open()
+    const store = await openSqlEventStore(db)
+    try {
+      expect(await lacksMarketData(store)).toBe(true)
+      const at = '2026-05-01T00:00:00.000Z'
+      await store.append('owner-acme-corp', [{ id: crypto.randomUUID(), type: 'OwnerRegistered', data: { owner_id: 'acme-corp', tier: 'pro', by: 'operator', at } }], 'no_stream')
+      await store.append('quota-acme-corp-2026-05', [{ id: crypto.randomUUID(), type: 'BriefingGenerated', data: { owner_id: 'acme-corp' } }], 'no_stream')
+      expect(await lacksMarketData(store)).toBe(true)
+      await ingestLines(store, [JSON.stringify(aLine())], { fx: DEFAULT_FX, now: new Date(at) })
+      expect(await lacksMarketData(store)).toBe(false)
+    } finally {
       await store.close()
       await db.close()
     }

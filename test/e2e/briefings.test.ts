@@ -5,13 +5,13 @@ import { type RunningServer, startServer, tempDataDir } from '../support/server.
 
 type Json = Record<string, any>
 
-const post = async (server: RunningServer, key: string, persona: string, body: unknown) => {
+const post = async (server: RunningServer, key: string, persona: string, body: unknown, headers: Record<string, string> = {}) => {
   const response = await fetch(`${server.url}/api/v1/briefings/${persona}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   })
-  return { status: response.status, body: (await response.json()) as Json }
+  return { status: response.status, body: (await response.json()) as Json, replayed: response.headers.get('idempotent-replayed') === 'true' }
 }
 const health = async (server: RunningServer, key: string) =>
   (await (await fetch(`${server.url}/api/v1/health`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json
@@ -114,5 +114,21 @@ describe.runIf(databaseUrl)('the monthly quota across two server processes on Po
       }
       expect(quota).toEqual({ used: 50, quota: 50, unlimited: false })
     }
+  })
+
+  test('20 concurrent retries with one Idempotency-Key, split across both servers: one briefing generated and charged, 19 replays', async () => {
+    const key = await keyFor(servers[0]!, 'acme-corp', 'enterprise')
+    for (let i = 0; i < 100 && (await health(servers[1]!, key)).ok !== true; i++) await new Promise((r) => setTimeout(r, 50))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        post(servers[i % 2]!, key, 'investor', { zone: 'Zona 2', profile: 'aggressive', budget_usd: 123_456 }, { 'Idempotency-Key': 'order-7781' }),
+      ),
+    )
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200))
+    expect(new Set(results.map((r) => r.body.briefing_id)).size).toBe(1)
+    expect(results.filter((r) => !r.replayed)).toHaveLength(1)
+    expect(results.every((r) => r.body.usage.used === 1)).toBe(true)
+    const audit = JSON.parse((await servers[1]!.cli('audit', 'quota', 'acme-corp', '--json')).stdout) as Json
+    expect(audit).toMatchObject({ owner_id: 'acme-corp', charged: 1, replays: 19 })
   })
 })

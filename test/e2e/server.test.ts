@@ -40,7 +40,7 @@ describe('the real server (Bun) with the embedded store, driven by the operator 
   test('README walk-through: create an owner, issue a key, call /health', async () => {
     server = await startServer(env)
     const created = await server.cli('owner', 'create', '--id', 'acme', '--tier', 'enterprise')
-    expect(created).toEqual({ code: 0, stdout: 'owner acme: tier enterprise, active\n', stderr: '' })
+    expect(created).toEqual({ code: 0, stdout: 'owner acme: tier enterprise, active\n', stderr: `store: pglite ${dataDir} via the server's socket ${dataDir}/mirador.sock\n` })
 
     const issued = await server.cli('key', 'issue', '--owner', 'acme', '--scopes', 'read,write', '--actor', 'acme')
     expect(issued.code).toBe(0)

@@ -1,23 +1,40 @@
 import { describe, expect, test } from 'vitest'
-import { parseCli } from '../../src/operator/cli-args.ts'
+import { cliCommands, parseCli } from '../../src/operator/cli-args.ts'
+
+const CWD = '/home/ana/feeds'
+const parse = (...argv: string[]) => parseCli(argv, CWD)
+const helpText = (...argv: string[]) => {
+  const request = parse(...argv)
+  if (request.kind !== 'help') throw new Error(`not help: ${JSON.stringify(request)}`)
+  return request.text
+}
 
 describe('operator command line', () => {
   test('maps flags to command arguments, lists split on commas', () => {
-    expect(parseCli(['key', 'issue', '--owner', 'acme', '--scopes', 'read,write', '--actor', 'acme', '--json'])).toEqual({
+    expect(parse('key', 'issue', '--owner', 'acme', '--scopes', 'read,write', '--actor', 'acme', '--json')).toEqual({
+      kind: 'run',
       command: 'key issue',
       args: { owner: 'acme', scopes: ['read', 'write'], actor: 'acme' },
       json: true,
+      init: false,
     })
-    expect(parseCli(['key', 'revoke', '--key-id=key_abcdefghijkl', '--actor', 'root'])).toMatchObject({
+    expect(parse('key', 'revoke', '--key-id=key_abcdefghijkl', '--actor', 'root')).toMatchObject({
       args: { key_id: 'key_abcdefghijkl', actor: 'root' },
       json: false,
     })
+    expect(parse('--init', 'owner', 'create', '--id', 'acme-corp', '--tier', 'pro')).toMatchObject({ command: 'owner create', init: true })
   })
 
   test('positional arguments for audit and rebuild', () => {
-    expect(parseCli(['audit', 'owner', 'acme']).args).toEqual({ id: 'acme' })
-    expect(parseCli(['projections', 'rebuild']).args).toEqual({ names: [] })
-    expect(parseCli(['projections', 'rebuild', 'owners', 'api_keys']).args).toEqual({ names: ['owners', 'api_keys'] })
+    expect(parse('audit', 'owner', 'acme')).toMatchObject({ args: { id: 'acme' } })
+    expect(parse('projections', 'rebuild')).toMatchObject({ args: { names: [] } })
+    expect(parse('projections', 'rebuild', 'owners', 'api_keys')).toMatchObject({ args: { names: ['owners', 'api_keys'] } })
+  })
+
+  test('file arguments are resolved from where the command was run, not from the repository root', () => {
+    expect(parse('ingest', 'f.ndjson')).toMatchObject({ args: { file: '/home/ana/feeds/f.ndjson' } })
+    expect(parse('ingest', '../other/f.ndjson')).toMatchObject({ args: { file: '/home/ana/other/f.ndjson' } })
+    expect(parse('ingest', '/srv/f.ndjson')).toMatchObject({ args: { file: '/srv/f.ndjson' } })
   })
 
   test.each([
@@ -28,8 +45,58 @@ describe('operator command line', () => {
     [['owner', 'create', '--id', 'acme', '--tier', 'pro', '--colour', 'red'], /no option --colour/],
     [['audit', 'key'], /needs KEY_ID/],
     [['key', 'list', '--owner', 'acme', 'extra'], /unexpected argument "extra"/],
+    [['teleport', '--help'], /unknown command "teleport"/],
   ])('%j is refused with a usage message', (argv, message) => {
-    expect(() => parseCli(argv)).toThrow(message)
-    expect(() => parseCli(argv)).toThrow(/usage: npm run cli/)
+    expect(() => parse(...argv)).toThrow(message)
+    expect(() => parse(...argv)).toThrow(/usage: npm run cli/)
+  })
+})
+
+describe('--help, generated from the command table', () => {
+  test('--help, -h and help list every command of the table with its summary, and the global options', () => {
+    const text = helpText('--help')
+    expect(helpText('-h')).toBe(text)
+    expect(helpText('help')).toBe(text)
+    for (const command of cliCommands()) expect(text).toContain(`\n  ${command}`)
+    expect(text).toContain('owner create --id ID --tier free|pro|enterprise|admin [--actor ID]\n      register an owner')
+    expect(text).toMatch(/--init +create an empty embedded store/)
+    expect(text).toMatch(/Exit codes: 0 done, 1 refused/)
+  })
+
+  test.each(cliCommands())('"%s --help" shows its synopsis and every option it accepts', (command) => {
+    const text = helpText(...command.split(' '), '--help')
+    expect(text.startsWith(`usage: npm run cli -- ${command}`)).toBe(true)
+    expect(helpText('help', ...command.split(' '))).toBe(text)
+    // Every option named in the help is accepted by the parser, and required ones are marked so.
+    for (const [, option] of text.matchAll(/^ {2}\[?--([a-z-]+) /gm)) {
+      expect(() => parse(...command.split(' '), `--${option}`)).not.toThrow(/has no option/)
+    }
+  })
+
+  test('a command\'s help explains each option; a group\'s help lists its commands', () => {
+    expect(helpText('key', 'issue', '--help')).toBe(
+      [
+        'usage: npm run cli -- key issue --owner ID --scopes read[,write] --actor ID [--label TEXT]',
+        '',
+        'issue an API key and print it, once',
+        '',
+        '  --owner ID             the owner the key belongs to (pro, enterprise or admin)',
+        '  --scopes read[,write]  read: GET endpoints; write: POST /briefings',
+        '  --actor ID             an enterprise or admin owner for itself, or an active admin for a pro or enterprise owner',
+        '  [--label TEXT]         a note shown by key list',
+        '',
+        'The key is printed only this once: store it. Only its SHA-256 is kept.',
+        '',
+        'options for every command:',
+        '  --json        machine-readable JSON on stdout (errors as JSON on stderr)',
+        '  --init        create an empty embedded store in DATA_DIR if there is none (never done implicitly)',
+        "  --help, -h    this help, or a command's: npm run cli -- key issue --help",
+      ].join('\n'),
+    )
+    // --help wins over missing or extra arguments.
+    expect(helpText('key', 'issue', '--owner', 'acme', '--help')).toBe(helpText('key', 'issue', '--help'))
+    const group = helpText('key', '--help')
+    expect(group).toMatch(/key issue[\s\S]*key revoke[\s\S]*key list/)
+    expect(group).not.toContain('owner create')
   })
 })

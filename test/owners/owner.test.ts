@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { type Owner, type OwnerCommand, decideOwner, evolveOwner, initialOwner } from '../../src/owners/owner.ts'
+import { type Owner, type OwnerCommand, OwnerId, decideOwner, evolveOwner, initialOwner } from '../../src/owners/owner.ts'
+import { isValid } from '../../src/shared/validate.ts'
 
 const at = '2026-11-01T10:00:00.000Z'
 const given = (...commands: OwnerCommand[]): Owner =>
@@ -36,5 +37,16 @@ describe('owner decider', () => {
   test.each(['ChangeOwnerTier', 'DeactivateOwner', 'ReactivateOwner'] as const)('%s on an unknown owner → not_found', (type) => {
     const command = { type, ownerId: 'ghost', actor: 'root', at, tier: 'pro' } as OwnerCommand
     expect(() => decideOwner(command, initialOwner)).toThrow(expect.objectContaining({ code: 'not_found' }))
+  })
+})
+
+describe('owner ids', () => {
+  test('lowercase letters, digits, "_", "." and "-", 2 to 63 characters, starting with a letter or digit', () => {
+    for (const id of ['acme', 'acme-corp', 'acme.corp', 'acme_corp', 'a1', '9-lives', 'x'.repeat(63), 'acme--corp-']) {
+      expect(isValid(OwnerId, id), id).toBe(true)
+    }
+    for (const id of ['a', '-acme', '.acme', 'Acme', 'acme corp', 'acmé', 'x'.repeat(64), 'acme/corp', '']) {
+      expect(isValid(OwnerId, id), id).toBe(false)
+    }
   })
 })

@@ -1,0 +1,75 @@
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { quotaAudit } from '../../src/briefings/audit.ts'
+import { cacheHitStream, quotaStream } from '../../src/briefings/events.ts'
+import { idempotencyStream, replayStream } from '../../src/briefings/idempotency.ts'
+import { BriefingReadModel } from '../../src/briefings/read-model.ts'
+import { briefingService } from '../../src/briefings/service.ts'
+import { localAnalyst } from '../../src/briefings/writer.ts'
+import { openPglite } from '../../src/db/pglite.ts'
+import type { Db } from '../../src/db/port.ts'
+import { categoryOf, type EventStore } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { OWNER_ID_PATTERN } from '../../src/owners/owner.ts'
+import { cryptoRandom } from '../../src/shared/random.ts'
+import { fixtureFacts, gtZones } from './fixtures.ts'
+
+const ownerId = fc.stringMatching(new RegExp(OWNER_ID_PATTERN))
+const month = fc.tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 })).map(([y, m]) => `${y}-${String(m).padStart(2, '0')}`)
+const ownerMonth = fc.tuple(ownerId, month)
+
+describe('owner-month stream names with hyphenated owner ids', () => {
+  test.each([
+    ['quota', quotaStream],
+    ['cachehit', cacheHitStream],
+    ['replay', replayStream],
+  ])('%s-<owner>-<YYYY-MM>: the category is right and distinct (owner, month) pairs never share a stream', (category, streamOf) => {
+    expect(streamOf('acme-corp', '2026-05')).toBe(`${category}-acme-corp-2026-05`)
+    fc.assert(
+      fc.property(ownerMonth, ownerMonth, ([o1, m1], [o2, m2]) => {
+        expect(categoryOf(streamOf(o1, m1))).toBe(category)
+        expect(streamOf(o1, m1) === streamOf(o2, m2)).toBe(o1 === o2 && m1 === m2)
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  test('idempotency-<owner>-<hash>: distinct (owner, key) pairs never share a stream', () => {
+    fc.assert(
+      fc.property(ownerId, ownerId, fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), (o1, o2, k1, k2) => {
+        expect(categoryOf(idempotencyStream(o1, k1))).toBe('idempotency')
+        expect(idempotencyStream(o1, k1) === idempotencyStream(o2, k2)).toBe(o1 === o2 && k1 === k2)
+      }),
+      { numRuns: 2000 },
+    )
+  })
+})
+
+describe('owners "acme" and "acme-corp" side by side', () => {
+  let db: Db
+  let store: EventStore
+  beforeAll(async () => {
+    db = await openPglite()
+    store = await openSqlEventStore(db)
+  })
+  afterAll(async () => {
+    await store.close()
+    await db.close()
+  })
+
+  test('each audit and usage sees only its own owner\'s briefings', async () => {
+    const readModel = new BriefingReadModel(db, store)
+    await readModel.prepare()
+    const at = new Date('2026-05-20T10:00:00Z')
+    const service = briefingService({ store, readModel, facts: fixtureFacts(gtZones(5)), writer: localAnalyst, clock: () => at, random: cryptoRandom })
+    const brief = (owner: string, zone: number) => service.brief('investor', { zone: `Zona ${zone}`, profile: 'balanced' }, { ownerId: owner, keyId: `key_${owner}`, tier: 'pro' })
+    await brief('acme', 1)
+    await brief('acme-corp', 2)
+    await brief('acme-corp', 3)
+    await brief('acme-corp', 1)
+    expect((await quotaAudit(store, 'acme', '2026-05')).map((e) => e.event)).toEqual(['BriefingGenerated'])
+    expect((await quotaAudit(store, 'acme-corp', '2026-05')).map((e) => e.event)).toEqual(['BriefingGenerated', 'BriefingGenerated', 'BriefingServedFromCache'])
+    expect(await service.usage('acme', 'pro', at)).toMatchObject({ used: 1 })
+    expect(await service.usage('acme-corp', 'pro', at)).toMatchObject({ used: 2 })
+  })
+})

@@ -1,0 +1,360 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { quotaAudit } from '../../src/briefings/audit.ts'
+import { quotaStream } from '../../src/briefings/events.ts'
+import {
+  decideIdempotency,
+  type IdempotencyState,
+  type IdempotentRequest,
+  idempotencyStream,
+  parseIdempotencyKey,
+} from '../../src/briefings/idempotency.ts'
+import { BriefingReadModel } from '../../src/briefings/read-model.ts'
+import { type BriefingService, briefingService, type Caller } from '../../src/briefings/service.ts'
+import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
+import type { Db } from '../../src/db/port.ts'
+import type { EventStore } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { AppError } from '../../src/shared/errors.ts'
+import { cryptoRandom } from '../../src/shared/random.ts'
+import { startTestSystem, type TestSystem } from '../support/app.ts'
+import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
+import { fixtureFacts, gtZones } from './fixtures.ts'
+
+const facts = fixtureFacts(gtZones(60))
+type Clock = { now: Date; (): Date }
+const testClock = (iso: string): Clock => {
+  const clock = (() => clock.now) as Clock
+  clock.now = new Date(iso)
+  return clock
+}
+
+/** The local analyst, slowed down (so that requests overlap) and counting its calls. */
+function slowWriter(ms: number): BriefingWriter & { calls: number; failNext: number } {
+  const writer = {
+    calls: 0,
+    failNext: 0,
+    async write(...args: Parameters<BriefingWriter['write']>) {
+      writer.calls += 1
+      await new Promise((r) => setTimeout(r, ms))
+      if (writer.failNext > 0) {
+        writer.failNext -= 1
+        throw new AppError('upstream_error', 'the AI writer failed (HTTP 500); no quota was used')
+      }
+      return localAnalyst.write(...args)
+    },
+  }
+  return writer
+}
+
+async function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; writer?: BriefingWriter; leaseMs?: number } = {}) {
+  const readModel = new BriefingReadModel(db, store)
+  await readModel.prepare()
+  return briefingService({
+    store,
+    readModel,
+    facts,
+    writer: options.writer ?? localAnalyst,
+    clock: options.clock ?? testClock('2026-05-20T10:00:00Z'),
+    random: cryptoRandom,
+    idempotencyLeaseMs: options.leaseMs,
+  })
+}
+
+const caller = (ownerId: string, tier: Caller['tier'] = 'pro'): Caller => ({ ownerId, keyId: `key_${ownerId}`, tier })
+const body = (zone: number, extra: Record<string, unknown> = {}) => ({ zone: `Zona ${zone}`, profile: 'balanced', ...extra })
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(AppError)
+  return error as AppError
+}
+
+describe('Idempotency-Key rules', () => {
+  const request: IdempotentRequest = { ownerId: 'acme', keyId: 'key_a', key: 'k1', persona: 'investor', requestHash: 'h1' }
+  const now = new Date('2026-05-20T10:00:00Z')
+  const claimed = (leaseUntil: string, requestHash = 'h1'): IdempotencyState => ({ status: 'claimed', requestHash, leaseUntil })
+  const completed = (expiresAt: string, requestHash = 'h1'): IdempotencyState => ({
+    status: 'completed',
+    requestHash,
+    briefingId: 'brf_1',
+    response: { ok: true, briefing_id: 'brf_1' },
+    at: '2026-05-20T09:00:00.000Z',
+    expiresAt,
+  })
+
+  test('a free key is claimed, with a lease', () => {
+    expect(decideIdempotency({ status: 'free' }, request, now, 60_000)).toEqual({
+      kind: 'claim',
+      event: {
+        type: 'IdempotencyKeyClaimed',
+        data: {
+          owner_id: 'acme',
+          key_id: 'key_a',
+          idempotency_key: 'k1',
+          persona: 'investor',
+          request_hash: 'h1',
+          at: '2026-05-20T10:00:00.000Z',
+          lease_until: '2026-05-20T10:01:00.000Z',
+        },
+      },
+    })
+  })
+
+  test('while claimed: the same request waits for the lease, another is a conflict; after the lease it is claimed again', () => {
+    expect(decideIdempotency(claimed('2026-05-20T10:00:30Z'), request, now, 60_000)).toEqual({ kind: 'wait', until: new Date('2026-05-20T10:00:30Z') })
+    const conflict = decideIdempotency(claimed('2026-05-20T10:00:30Z', 'h2'), request, now, 60_000)
+    expect(conflict.kind).toBe('conflict')
+    expect(conflict.kind === 'conflict' && conflict.error.code).toBe('idempotency_conflict')
+    expect(decideIdempotency(claimed('2026-05-20T10:00:00Z'), request, now, 60_000).kind).toBe('claim')
+  })
+
+  test('once completed: the same request replays the first response for 24 hours, another is a conflict; then the key is new', () => {
+    expect(decideIdempotency(completed('2026-05-21T09:00:00Z'), request, now, 60_000)).toEqual({
+      kind: 'replay',
+      response: { ok: true, briefing_id: 'brf_1' },
+      briefingId: 'brf_1',
+      firstAt: '2026-05-20T09:00:00.000Z',
+    })
+    expect(decideIdempotency(completed('2026-05-21T09:00:00Z', 'h2'), request, now, 60_000).kind).toBe('conflict')
+    expect(decideIdempotency(completed('2026-05-20T10:00:00Z', 'h2'), request, now, 60_000).kind).toBe('claim')
+  })
+
+  test('the header: absent is no key; 1–255 visible ASCII characters are accepted; anything else is a 400 naming the header', () => {
+    expect(parseIdempotencyKey(null)).toBeNull()
+    for (const good of ['0f8fe2a3-4b1c-4c4e-9f0a-2f7f3c1d9e11', 'order-42/attempt:1', 'x', 'k'.repeat(255), '!~']) {
+      expect(parseIdempotencyKey(good)).toBe(good)
+    }
+    for (const bad of ['', 'two words', 'k'.repeat(256), 'clé', 'tab\there']) {
+      const error = (() => {
+        try {
+          parseIdempotencyKey(bad)
+        } catch (e) {
+          return e as AppError
+        }
+        throw new Error(`accepted ${JSON.stringify(bad)}`)
+      })()
+      expect(error.code).toBe('invalid_request')
+      expect(error.extra.details).toEqual([{ field: 'Idempotency-Key', message: 'Expected 1 to 255 visible ASCII characters without spaces' }])
+    }
+  })
+})
+
+for (const target of databaseTargets('idempotent briefings')) {
+  describe(`Idempotency-Key on briefings (${target.name})`, () => {
+    let db: Db
+    let store: EventStore
+    beforeAll(async () => {
+      db = await target.open()
+      store = await openSqlEventStore(db)
+    })
+    afterAll(async () => {
+      await store.close()
+      await db.close()
+    })
+
+    test('the same key and body return the first result: same briefing, one charge, one writer call; recorded and audited', async () => {
+      const writer = slowWriter(0)
+      const service = await serviceOn(db, store, { writer })
+      const who = caller('alice')
+      const first = await service.brief('investor', body(1), who, 'order-1')
+      expect(first.replayed).toBe(false)
+      expect(first.briefing).toMatchObject({ cached: false, usage: { used: 1, quota: 50 } })
+      // Key order, explicit defaults and the country's letter case do not make another request.
+      const again = await service.brief('investor', { profile: 'balanced', language: 'es', country: 'gt', zone: 'Zona 1' }, who, 'order-1')
+      expect(again).toEqual({ replayed: true, briefing: first.briefing })
+      expect(writer.calls).toBe(1)
+      expect(await store.readStream(quotaStream('alice', '2026-05'))).toHaveLength(1)
+      expect(await service.usage('alice', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
+
+      const audit = await quotaAudit(store, 'alice', '2026-05')
+      expect(audit.map((e) => [e.event, e.charged, e.used, e.briefing_id, e.idempotency_key])).toEqual([
+        ['BriefingGenerated', true, 1, first.briefing.briefing_id, 'order-1'],
+        ['BriefingReplayed', false, 1, first.briefing.briefing_id, 'order-1'],
+      ])
+      const history = await store.readStream(idempotencyStream('alice', 'order-1'))
+      expect(history.map((e) => e.type)).toEqual(['IdempotencyKeyClaimed', 'IdempotencyKeyCompleted'])
+    })
+
+    test('the same key with another body or persona is 409 idempotency_conflict and charges nothing', async () => {
+      const service = await serviceOn(db, store)
+      const who = caller('bob')
+      await service.brief('investor', body(2), who, 'k-bob')
+      const charges = () => store.readStream(quotaStream('bob', '2026-05'))
+      const other = await failure(service.brief('investor', body(3), who, 'k-bob'))
+      expect(other.code).toBe('idempotency_conflict')
+      expect(other.message).toMatch(/Idempotency-Key "k-bob" was used for a different body or persona/)
+      expect((await failure(service.brief('homebuyer', { zone: 'Zona 2', profile: 'family' }, who, 'k-bob'))).code).toBe('idempotency_conflict')
+      expect((await failure(service.brief('investor', body(2, { budget_usd: 1 }), who, 'k-bob'))).code).toBe('idempotency_conflict')
+      expect(await charges()).toHaveLength(1)
+    })
+
+    test('keys belong to their owner: another owner\'s identical key is independent', async () => {
+      const service = await serviceOn(db, store)
+      const carol = await service.brief('investor', body(4), caller('carol'), 'shared-key')
+      // Another body under the same key is no conflict for dave: it is his key.
+      const dave = await service.brief('investor', body(5), caller('dave'), 'shared-key')
+      expect(dave).toMatchObject({ replayed: false, briefing: { cached: false, usage: { used: 1 } } })
+      expect(dave.briefing.briefing_id).not.toBe(carol.briefing.briefing_id)
+      // The same body as carol's: served from the shared cache, not replayed from carol's key.
+      const erin = await service.brief('investor', body(4), caller('erin'), 'shared-key')
+      expect(erin).toMatchObject({ replayed: false, briefing: { cached: true, briefing_id: carol.briefing.briefing_id, usage: { used: 0 } } })
+    })
+
+    test('errors are not results: after a 404, a 429 or a 502 the key is free, and a retry runs afresh', async () => {
+      const writer = slowWriter(0)
+      const service = await serviceOn(db, store, { writer })
+      const who = caller('fay')
+      expect((await failure(service.brief('investor', body(999), who, 'k-fay'))).code).toBe('not_found')
+      writer.failNext = 1
+      expect((await failure(service.brief('investor', body(6), who, 'k-fay'))).code).toBe('upstream_error')
+      const retried = await service.brief('investor', body(6), who, 'k-fay')
+      expect(retried).toMatchObject({ replayed: false, briefing: { cached: false, usage: { used: 1 } } })
+      expect(writer.calls).toBe(2)
+      const history = await store.readStream(idempotencyStream('fay', 'k-fay'))
+      expect(history.map((e) => [e.type, e.data.error ?? null])).toEqual([
+        ['IdempotencyKeyClaimed', null],
+        ['IdempotencyKeyReleased', 'not_found'],
+        ['IdempotencyKeyClaimed', null],
+        ['IdempotencyKeyReleased', 'upstream_error'],
+        ['IdempotencyKeyClaimed', null],
+        ['IdempotencyKeyCompleted', null],
+      ])
+
+      const full = await serviceOn(db, store, { writer })
+      const exhausted = caller('gus')
+      const small = briefingService({
+        store,
+        readModel: new BriefingReadModel(db, store),
+        facts,
+        writer,
+        clock: testClock('2026-05-20T10:00:00Z'),
+        random: cryptoRandom,
+        quotas: { pro: 0, enterprise: 0 },
+      })
+      expect((await failure(small.brief('investor', body(7), exhausted, 'k-gus'))).code).toBe('quota_exceeded')
+      expect(await full.brief('investor', body(7), { ...exhausted, tier: 'enterprise' }, 'k-gus')).toMatchObject({ replayed: false })
+    })
+
+    test('a first result that was a cache hit is replayed as it was (cached: true, usage then)', async () => {
+      const service = await serviceOn(db, store)
+      const generated = await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('hal'))
+      const hit = await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('ida'), 'k-ida')
+      expect(hit.briefing).toMatchObject({ cached: true, briefing_id: generated.briefing.briefing_id, usage: { used: 0 } })
+      await service.brief('landlord', { zone: 'Zona 9', profile: 'long_term' }, caller('ida'))
+      expect(await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('ida'), 'k-ida')).toEqual({ replayed: true, briefing: hit.briefing })
+      expect((await quotaAudit(store, 'ida', '2026-05')).map((e) => e.event)).toEqual(['BriefingServedFromCache', 'BriefingGenerated', 'BriefingReplayed'])
+    })
+
+    test('10 concurrent retries with one key: one writer call, one charge, the same briefing for all', async () => {
+      const writer = slowWriter(150)
+      const service = await serviceOn(db, store, { writer })
+      const who = caller('jon')
+      const results = await Promise.all(Array.from({ length: 10 }, () => service.brief('developer', { zone: 'Zona 10', profile: 'residential' }, who, 'k-jon')))
+      expect(writer.calls).toBe(1)
+      expect(new Set(results.map((r) => r.briefing.briefing_id)).size).toBe(1)
+      expect(results.filter((r) => !r.replayed)).toHaveLength(1)
+      expect(await store.readStream(quotaStream('jon', '2026-05'))).toHaveLength(1)
+    })
+
+    test('the key is kept 24 hours from the first result; admins\' recorded usage is exact', async () => {
+      const clock = testClock('2026-05-20T12:00:00Z')
+      const service = await serviceOn(db, store, { clock })
+      const who = caller('kim', 'admin')
+      const first = await service.brief('broker', { zone: 'Zona 11', profile: 'buyer_agent' }, who, 'k-kim')
+      expect(first.briefing.usage).toEqual({ used: 1, quota: 0, unlimited: true })
+      clock.now = new Date('2026-05-21T11:59:59Z')
+      expect((await service.brief('broker', { zone: 'Zona 11', profile: 'buyer_agent' }, who, 'k-kim')).replayed).toBe(true)
+      clock.now = new Date('2026-05-21T12:00:01Z')
+      const later = await service.brief('broker', { zone: 'Zona 11', profile: 'buyer_agent' }, who, 'k-kim')
+      expect(later).toMatchObject({ replayed: false, briefing: { cached: false, usage: { used: 2, unlimited: true } } })
+    })
+
+    test('a key whose claimant died is taken over once its lease has passed', async () => {
+      const clock = testClock('2026-05-20T13:00:00Z')
+      const service = await serviceOn(db, store, { clock, leaseMs: 60_000 })
+      const stream = idempotencyStream('lou', 'k-lou')
+      const claim = (at: string, until: string) => ({
+        id: crypto.randomUUID(),
+        type: 'IdempotencyKeyClaimed',
+        data: { owner_id: 'lou', key_id: 'key_other', idempotency_key: 'k-lou', persona: 'investor', request_hash: 'another', at, lease_until: until },
+      })
+      // Within the lease, another body is a conflict; after it, the key is free.
+      await store.append(stream, [claim('2026-05-20T12:59:30Z', '2026-05-20T13:00:30Z')], 'no_stream')
+      expect((await failure(service.brief('investor', body(12), caller('lou'), 'k-lou'))).message).toMatch(/is in use by a request with a different body/)
+      clock.now = new Date('2026-05-20T13:00:31Z')
+      expect(await service.brief('investor', body(12), caller('lou'), 'k-lou')).toMatchObject({ replayed: false, briefing: { usage: { used: 1 } } })
+    })
+  })
+}
+
+const DATABASE_URL = process.env.DATABASE_URL
+if (!DATABASE_URL) console.warn('[skipped] Idempotency-Key across two PostgreSQL pools: DATABASE_URL is not set')
+describe.runIf(DATABASE_URL)('Idempotency-Key across two processes on one PostgreSQL', () => {
+  test('12 concurrent retries with one key split across two pools: one writer call, one charge, one briefing', async () => {
+    const schema = uniqueSchema('idem')
+    const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
+    const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
+    const writers = [slowWriter(200), slowWriter(200)]
+    const services: BriefingService[] = [await serviceOn(dbs[0]!, stores[0]!, { writer: writers[0] }), await serviceOn(dbs[1]!, stores[1]!, { writer: writers[1] })]
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => services[i % 2]!.brief('homebuyer', { zone: 'Zona 13', profile: 'family' }, caller('max'), 'k-max')),
+      )
+      expect(writers[0]!.calls + writers[1]!.calls).toBe(1)
+      expect(new Set(results.map((r) => r.briefing.briefing_id)).size).toBe(1)
+      expect(results.filter((r) => !r.replayed)).toHaveLength(1)
+      expect(await stores[0]!.readStream(quotaStream('max', '2026-05'))).toHaveLength(1)
+      expect((await quotaAudit(stores[1]!, 'max', '2026-05')).filter((e) => e.event === 'BriefingReplayed')).toHaveLength(11)
+    } finally {
+      for (const s of stores) await s.close()
+      for (const d of dbs) await d.close()
+    }
+  })
+})
+
+describe('Idempotency-Key over HTTP (the whole app, embedded store)', () => {
+  let system: TestSystem
+  let key: string
+  beforeAll(async () => {
+    system = await startTestSystem(await databaseTargets('idempotency over HTTP')[0]!.open())
+    await system.run('demo seed', { listings: 200, anchor: '2026-05-01' })
+    key = (await system.ownerWithKey('acme-corp', 'enterprise')).key
+  })
+  afterAll(() => system.close())
+
+  const post = (headers: Record<string, string>, payload: unknown = { zone: 'Zona 1', profile: 'balanced' }) =>
+    system.request('/api/v1/briefings/investor', {
+      key,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(payload),
+    })
+
+  test('a replay is the first body again, with Idempotent-Replayed: true; a conflict is 409; a bad key is 400', async () => {
+    const first = await post({ 'idempotency-key': 'req-1' })
+    expect(first.status).toBe(200)
+    expect(first.headers.get('idempotent-replayed')).toBeNull()
+    const firstBody = await first.text()
+    const replay = await post({ 'Idempotency-Key': 'req-1' })
+    expect(replay.status).toBe(200)
+    expect(replay.headers.get('idempotent-replayed')).toBe('true')
+    expect(await replay.text()).toBe(firstBody)
+
+    const conflict = await post({ 'idempotency-key': 'req-1' }, { zone: 'Zona 2', profile: 'balanced' })
+    expect(conflict.status).toBe(409)
+    const conflictBody = (await conflict.json()) as Record<string, unknown>
+    expect(conflictBody).toMatchObject({ ok: false, error: 'idempotency_conflict' })
+    expect(Object.keys(conflictBody).sort()).toEqual(['error', 'message', 'ok'])
+    expect(conflict.headers.get('x-request-id')).toBeTruthy()
+
+    const bad = await post({ 'idempotency-key': 'two words' })
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toMatchObject({ ok: false, error: 'invalid_request', details: [{ field: 'Idempotency-Key' }] })
+
+    const audit = await system.run<{ charged: number; replays: number }>('audit quota', { id: 'acme-corp' })
+    expect(audit).toMatchObject({ charged: 1, replays: 1 })
+  })
+})

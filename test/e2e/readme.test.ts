@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { afterAll, describe, expect, test } from 'vitest'
+import { type RunningServer, runCli, startServer, tempDataDir } from '../support/server.ts'
+
+/**
+ * The README's examples, run as written against the real server on a fresh data directory (so on
+ * the default demo market): every line of a ```sh block that starts with `npm run cli --` or `curl`.
+ * Placeholders are filled in from what the commands print: `mrd_…` and `$KEY` with the issued key,
+ * `key_…` with its id, `localhost:8080` with the test server. Commands that take a key out of
+ * service (revoke, deactivate) run last, so that the others can use it.
+ */
+const ROOT = resolve(import.meta.dirname, '../..')
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
+
+/** Lines of ```sh blocks, continuation lines (`\` at the end) joined, comments and prompts dropped. */
+function shellLines(markdown: string): string[] {
+  const blocks = [...markdown.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((m) => m[1]!)
+  return blocks.flatMap((block) =>
+    block
+      .replace(/\\\n\s*/g, ' ')
+      .split('\n')
+      .map((line) => line.replace(/\s+#\s.*$/, '').trim())
+      .filter(Boolean),
+  )
+}
+
+/** Words of a shell command line: whitespace-separated, with '…' and "…" quoting. */
+function shellWords(line: string): string[] {
+  const words: string[] = []
+  for (const [, single, double, bare] of line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)) words.push(single ?? double ?? bare!)
+  return words
+}
+
+const lines = shellLines(README)
+const cliLines = lines.filter((l) => l.startsWith('npm run cli -- '))
+const curlLines = lines.filter((l) => l.startsWith('curl '))
+const retiresTheKey = (line: string) => / (key revoke|owner deactivate) /.test(line)
+
+type Json = Record<string, any>
+
+function curl(line: string): Promise<{ status: number; headers: string; body: string }> {
+  // -sS: no progress meter; -w: the status on a last line of its own.
+  const command = line.replace(/^curl /, `curl -sS -w '\\n%{http_code}' `)
+  return new Promise((done, fail) =>
+    execFile('bash', ['-c', command], { timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) return fail(new Error(`${line}\n${stderr || error.message}`))
+      const status = Number(stdout.slice(stdout.lastIndexOf('\n') + 1))
+      let text = stdout.slice(0, stdout.lastIndexOf('\n'))
+      let headers = ''
+      if (text.startsWith('HTTP/')) {
+        const split = text.indexOf('\r\n\r\n')
+        headers = text.slice(0, split)
+        text = text.slice(split + 4)
+      }
+      done({ status, headers, body: text })
+    }),
+  )
+}
+
+/** "Returns data": ok, and every list in the answer is non-empty (zones, listings, personas, …). */
+function expectData(line: string, body: Json) {
+  expect(body.ok, line).toBe(true)
+  for (const [field, value] of Object.entries(body)) {
+    if (Array.isArray(value)) expect(value.length, `${line}: ${field}`).toBeGreaterThan(0)
+  }
+  for (const field of ['count', 'total', 'n_active']) {
+    if (field in body) expect(body[field], `${line}: ${field}`).toBeGreaterThan(0)
+  }
+}
+
+describe('the README, run as written against the real server on the demo market', () => {
+  let server: RunningServer
+  let key = ''
+  let keyId = ''
+  afterAll(() => server?.stop())
+
+  const fill = (line: string) =>
+    line
+      .replaceAll('mrd_…', key)
+      .replaceAll('$KEY', key)
+      .replaceAll('key_…', keyId)
+      .replaceAll('localhost:8080', `127.0.0.1:${server.port}`)
+
+  async function cli(line: string) {
+    const args = shellWords(fill(line)).slice(4) // after "npm run cli --"
+    // As `npm run` does: run from the repository root, INIT_CWD where the user typed the command.
+    const result = await runCli(args, { ...server.env, INIT_CWD: ROOT })
+    expect(result.code, `${line}\n${result.stderr}`).toBe(0)
+    return result
+  }
+
+  test('the README has examples to run: a first run with the CLI and a call of every endpoint', () => {
+    expect(cliLines.some((l) => l.includes(' key issue '))).toBe(true)
+    for (const path of ['/health', '/zones', '/zone/', '/listings', '/briefings/personas', '/briefings/investor']) {
+      expect(curlLines.some((l) => l.includes(`/api/v1${path}`)), path).toBe(true)
+    }
+  })
+
+  test('every CLI example succeeds, in order, on the store of a freshly started server', async () => {
+    server = await startServer({ DATA_DIR: tempDataDir(), DEMO_SEED: 'on' })
+    for (const line of cliLines.filter((l) => !retiresTheKey(l))) {
+      const result = await cli(line)
+      const issued = /(mrd_[0-9A-Za-z]{38})/.exec(result.stdout)
+      if (issued) {
+        key = issued[1]!
+        keyId = /(key_[0-9A-Za-z]{12})/.exec(result.stdout)![1]!
+      }
+    }
+    expect(key).not.toBe('')
+  })
+
+  test('every curl example returns data', async () => {
+    for (let i = 0; i < 100; i++) {
+      if ((await curl(fill('curl -H "Authorization: Bearer $KEY" localhost:8080/api/v1/health'))).status === 200) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    for (const line of curlLines) {
+      const { status, body } = await curl(fill(line))
+      expect(status, `${line}\n${body}`).toBe(200)
+      expectData(line, JSON.parse(body) as Json)
+    }
+    // The idempotent example, sent again, replays the first answer.
+    const idempotent = curlLines.find((l) => /Idempotency-Key/i.test(l))
+    if (idempotent) {
+      const again = await curl(fill(idempotent.includes(' -i ') ? idempotent : idempotent.replace(/^curl /, 'curl -i ')))
+      expect(again.headers).toMatch(/idempotent-replayed: true/i)
+    }
+  })
+
+  test('the examples that retire the key do so: its next request is 401 invalid_key', async () => {
+    const retiring = cliLines.filter(retiresTheKey)
+    for (const line of retiring) await cli(line)
+    if (retiring.length === 0) return
+    let last = { status: 0, body: '' }
+    for (let i = 0; i < 40 && last.status !== 401; i++) {
+      last = await curl(fill('curl -H "Authorization: Bearer $KEY" localhost:8080/api/v1/health'))
+      if (last.status !== 401) await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(last.status).toBe(401)
+    expect(JSON.parse(last.body)).toMatchObject({ ok: false, error: 'invalid_key' })
+  })
+})
