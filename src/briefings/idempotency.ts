@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { type Static, Type } from '@sinclair/typebox'
-import { AppError, invalidRequest } from '../shared/errors.ts'
+import { AppError, echo, invalidRequest } from '../shared/errors.ts'
 import { oneOf, PERSONA_IDS } from './personas/define.ts'
 
 /**
@@ -126,7 +126,7 @@ export type IdempotencyDecision =
 const conflict = (key: string, what: string) =>
   new AppError(
     'idempotency_conflict',
-    `${IDEMPOTENCY_HEADER} "${key}" ${what}; a key stands for one request (persona and body) for 24 hours: send a new key for a new request`,
+    `${IDEMPOTENCY_HEADER} ${echo(key)} ${what}; a key stands for one request (persona and body) for 24 hours: send a new key for a new request`,
   )
 
 /** Pure: what a request with an idempotency key does, given the key's recorded state and the time. */
