@@ -26,7 +26,12 @@ const started = Date.now()
 mkdirSync(config.dataDir, { recursive: true })
 // PGlite files belong to one process; with PostgreSQL any number of servers share the database.
 const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
-const storage = await openStorage(config)
+const storage = await openStorage(config).catch((error: unknown) => {
+  // e.g. KurrentDB unreachable or too old: one clear line, no stack trace.
+  log.error('startup_failed', { error: error instanceof Error ? error.message : String(error) })
+  unlock()
+  process.exit(1)
+})
 if (config.demoOnEmpty && (await storage.store.headPosition()) === 0) {
   // A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed.
   const seeding = Date.now()
@@ -77,6 +82,7 @@ chmodSync(socketPath, 0o600)
 log.info('listening', {
   url: `http://${config.host}:${http.port}`,
   store: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`,
+  events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
   rate_limiter: config.redisUrl ? 'redis' : 'memory',
   operator_socket: socketPath,
   startup_ms: Date.now() - started,

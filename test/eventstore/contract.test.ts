@@ -55,6 +55,7 @@ async function sqlEventStore(target: DatabaseTarget): Promise<EventStoreUnderTes
     get store() {
       return store
     },
+    keepsImportedPositions: true,
     openPeer: async () => openOn(await database.connect()),
     async openStallingPeer() {
       const stalling = withCommitStall(await database.connect())
