@@ -19,6 +19,8 @@ export const USAGE = `usage: npm run cli -- <command> [--json]
   projections rebuild [NAME...]
   ingest FILE.ndjson                               (bad lines reported; exit 1 if any)
   demo seed [--listings N] [--seed S] [--anchor YYYY-MM-DD]
+  events export [--out FILE]                       (the whole log as NDJSON; stdout without --out)
+  events import FILE                               (into an empty store, or one holding part of FILE)
 
 --json prints machine-readable JSON. Exit codes: 0 done, 1 refused, 2 bad usage.`
 
@@ -53,6 +55,8 @@ const SPECS: Record<string, Spec> = {
   'audit quota': { flags: { month: { arg: 'month' }, until: { arg: 'until' } }, positional: { arg: 'id', required: true } },
   ingest: { flags: {}, positional: { arg: 'file', required: true } },
   'demo seed': { flags: { listings: { arg: 'listings', integer: true }, seed: { arg: 'seed' }, anchor: { arg: 'anchor' } } },
+  'events export': { flags: { out: { arg: 'out' } } },
+  'events import': { flags: {}, positional: { arg: 'file', required: true } },
   'projections status': { flags: {} },
   'projections rebuild': { flags: {}, positional: { arg: 'names', rest: true } },
 }
