@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { open, rename, rm, stat } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
@@ -17,8 +18,9 @@ export const IMPORT_BATCH = 1000
 
 const rate = (events: number, seconds: number) => (seconds > 0 ? Math.round(events / seconds) : events)
 
+/** Writes with backpressure: waits for the stream to drain when its buffer is full. */
 async function write(out: Writable, text: string): Promise<void> {
-  if (!out.write(text)) await new Promise<void>((resolve, reject) => out.once('drain', resolve).once('error', reject))
+  if (!out.write(text)) await once(out, 'drain')
 }
 
 /**
