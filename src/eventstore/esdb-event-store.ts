@@ -90,12 +90,16 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
   }
   const subscriptions = new Set<Subscription>()
 
-  /** Events of one stream from a revision on (all when omitted), as KurrentDB returns them. */
-  async function readRaw(stream: string, from?: number, count?: number): Promise<KurrentRecordedEvent[]> {
+  /**
+   * Events of one stream from a revision on (all when omitted), as KurrentDB returns them. Reads that
+   * decide an append ask the leader: a follower's older state would only cost another round.
+   */
+  async function readRaw(stream: string, from?: number, count?: number, requiresLeader = false): Promise<KurrentRecordedEvent[]> {
     const out: KurrentRecordedEvent[] = []
     try {
       const read = client.readStream(stream, {
         fromRevision: from === undefined ? START : BigInt(from),
+        requiresLeader,
         ...(count === undefined ? {} : { maxCount: count }),
       })
       for await (const resolved of read) if (resolved.event) out.push(resolved.event)
@@ -107,14 +111,15 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
   }
 
   const readStream = async (stream: string) => (await readRaw(stream)).map(fromKurrent)
+  const readStreamOnLeader = async (stream: string) => (await readRaw(stream, undefined, undefined, true)).map(fromKurrent)
 
-  async function readStreams(streams: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
+  async function readStreams(streams: readonly string[], read = readStream): Promise<Map<string, RecordedEvent[]>> {
     const unique = [...new Set(streams)]
     const byStream = new Map<string, RecordedEvent[]>()
     for (let i = 0; i < unique.length; i += READ_CONCURRENCY) {
       const slice = unique.slice(i, i + READ_CONCURRENCY)
-      const read = await Promise.all(slice.map(readStream))
-      slice.forEach((stream, j) => byStream.set(stream, read[j]!))
+      const events = await Promise.all(slice.map(read))
+      slice.forEach((stream, j) => byStream.set(stream, events[j]!))
     }
     return byStream
   }
@@ -143,7 +148,7 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
     if (writes.length === 0) return []
     checkBatch(writes)
     for (let attempt = 1; ; attempt++) {
-      const read = await readStreams(writes.map((w) => w.stream))
+      const read = await readStreams(writes.map((w) => w.stream), readStreamOnLeader)
       const plans: WritePlan[] = writes.map((write) => planWrite(write, read.get(write.stream)!))
       const pending = writes.flatMap((write, w) => (plans[w]!.kind === 'append' ? [{ write, w }] : []))
       const results = plans.map((plan) => (plan.kind === 'duplicate' ? plan.result : null))
@@ -172,7 +177,7 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
       await Promise.all(
         pending.map(async ({ write, w }) => {
           const first = ((plans[w] as Extract<WritePlan, { kind: 'append' }>).current ?? -1) + 1
-          const raw = await readRaw(write.stream, first, write.events.length)
+          const raw = await readRaw(write.stream, first, write.events.length, true)
           const recorded = raw.map(fromKurrent)
           const ours = recorded.map((e) => e.id.toLowerCase()).join() === write.events.map((e) => e.id.toLowerCase()).join()
           if (!ours) throw new EsdbMappingError(`stream ${write.stream}: the appended events are not at revisions ${first}…`)
@@ -353,7 +358,17 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
     await client.dispose()
   }
 
-  return { append, appendMany, readStream, readStreams, readAll, subscribe, headPosition, importEvents, close }
+  return {
+    append,
+    appendMany,
+    readStream,
+    readStreams: (streams) => readStreams(streams),
+    readAll,
+    subscribe,
+    headPosition,
+    importEvents,
+    close,
+  }
 }
 
 /**

@@ -218,7 +218,8 @@ export type ImportRequest = { stream: string; current: number | null; events: Re
 
 /**
  * Cuts exported events into appends that keep their global order: consecutive events of a stream
- * share a request, and a chunk ends before a stream would appear in it a second time.
+ * share a request, and a chunk ends before a stream would appear in it a second time (KurrentDB
+ * compares stream names without case there).
  */
 export function importChunks(events: readonly RecordedEvent[]): ImportRequest[][] {
   const chunks: ImportRequest[][] = []
@@ -229,7 +230,7 @@ export function importChunks(events: readonly RecordedEvent[]): ImportRequest[][
       last.events.push(event)
       continue
     }
-    if (chunk.some((request) => request.stream === event.stream)) {
+    if (chunk.some((request) => request.stream.toLowerCase() === event.stream.toLowerCase())) {
       chunks.push(chunk)
       chunk = []
     }

@@ -255,6 +255,8 @@ describe('import chunks', () => {
     ])
     expect(chunks.flat().flatMap((r) => r.events)).toEqual([a0, b0, a1, a2, c0, b1])
     expect(importChunks([])).toEqual([])
+    // Names that differ only by case are one stream to KurrentDB's multi-stream append.
+    expect(importChunks([recorded('apikey-key_Ab', 0, 1), recorded('apikey-key_aB', 0, 2)])).toHaveLength(2)
   })
 })
 
