@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from './config.ts'
 import { type CliRequest, parseCli } from './operator/cli-args.ts'
 import { type Progress, runOperatorCommand } from './operator/commands.ts'
 import { formatResult } from './operator/format.ts'
+import { exportEventsThrough, importEventsThrough } from './operator/events-file.ts'
 import { ingestFileThrough } from './operator/ingest-file.ts'
 import { type OperatorLine, errorLine } from './operator/socket-handler.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
@@ -134,9 +135,9 @@ async function openSession(config: Config, init: boolean): Promise<Session> {
   }
 }
 
-function report(request: RunRequest, outcome: Outcome): number {
+function report(request: RunRequest, outcome: Outcome, print: (text: string) => void = console.log): number {
   if (outcome.ok) {
-    console.log(request.json ? JSON.stringify(outcome.result, null, 2) : formatResult(request.command, outcome.result))
+    print(request.json ? JSON.stringify(outcome.result, null, 2) : formatResult(request.command, outcome.result))
     return 0
   }
   if (request.json) console.error(JSON.stringify(outcome, null, 2))
@@ -180,6 +181,18 @@ async function main(): Promise<number> {
       bar.done()
       const code = report(request, outcome)
       return code === 0 && (outcome as { result: { rejected: number } }).result.rejected > 0 ? 1 : code
+    }
+    if (request.command === 'events export') {
+      const out = request.args.out === undefined ? undefined : String(request.args.out)
+      const outcome = await exportEventsThrough(session.run, out, bar.progress)
+      bar.done()
+      // Exporting to stdout: the summary goes to stderr, after the data.
+      return report(request, outcome, out === undefined ? console.error : console.log)
+    }
+    if (request.command === 'events import') {
+      const outcome = await importEventsThrough(session.run, String(request.args.file), bar.progress)
+      bar.done()
+      return report(request, outcome)
     }
     const outcome = await session.run(request.command, request.args, bar.progress)
     bar.done()

@@ -8,6 +8,8 @@ export type Config = {
   dataDir: string
   /** PostgreSQL for events and read models; unset = embedded PGlite under dataDir. */
   databaseUrl: string | undefined
+  /** KurrentDB for the events (read models stay in PostgreSQL or PGlite); unset = events beside the read models. */
+  esdbConnectionString: string | undefined
   /** Redis for shared rate-limit counters; unset = in-memory counters (single process). */
   redisUrl: string | undefined
   rateLimits: RateLimits
@@ -45,6 +47,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     host: env.HOST || '0.0.0.0',
     dataDir: env.DATA_DIR || './data',
     databaseUrl: optional('DATABASE_URL'),
+    esdbConnectionString: optional('ESDB_CONNECTION_STRING'),
     redisUrl: optional('REDIS_URL'),
     rateLimits: {
       pro: integer(env, 'RATE_LIMIT_PRO', 100, 1),

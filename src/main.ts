@@ -146,6 +146,7 @@ try {
 log.info('listening', {
   url: `http://${config.host}:${http.port}`,
   store: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`,
+  events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
   rate_limiter: config.redisUrl ? 'redis' : 'memory',
   operator_socket: running.operator ? running.socketPath : null,
   startup_ms: Date.now() - started,

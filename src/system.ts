@@ -4,6 +4,7 @@ import type { Config } from './config.ts'
 import { openPglite } from './db/pglite.ts'
 import type { Db } from './db/port.ts'
 import { openPostgres } from './db/postgres.ts'
+import { openEsdbEventStore } from './eventstore/esdb-event-store.ts'
 import type { EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
 import { KeyIndex } from './keys/key-index.ts'
@@ -26,8 +27,11 @@ export const embeddedStoreDir = (dataDir: string) => join(dataDir, 'pglite')
 /** Whether DATA_DIR already holds an embedded store (PostgreSQL writes PG_VERSION first thing). */
 export const embeddedStoreExists = (dataDir: string) => existsSync(join(embeddedStoreDir(dataDir), 'PG_VERSION'))
 
-/** The one place where configuration picks the adapters. */
-export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Storage> {
+/**
+ * The one place where configuration picks the adapters: read models in PostgreSQL or PGlite, events
+ * beside them or, with ESDB_CONNECTION_STRING, in KurrentDB.
+ */
+export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'esdbConnectionString'>): Promise<Storage> {
   let db: Db
   if (config.databaseUrl) {
     db = await openPostgres(config.databaseUrl)
@@ -35,12 +39,17 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'
     preparePrivateDataDir(config.dataDir)
     db = await openPglite(embeddedStoreDir(config.dataDir))
   }
-  return storageOn(db)
+  try {
+    return await storageOn(db, config.esdbConnectionString ? await openEsdbEventStore(config.esdbConnectionString) : undefined)
+  } catch (error) {
+    await db.close()
+    throw error
+  }
 }
 
-/** Event store and read models on an open database (tests pass an in-memory PGlite or a schema). */
-export async function storageOn(db: Db): Promise<Storage> {
-  const store = await openSqlEventStore(db)
+/** Event store and read models on an open database (tests pass an in-memory PGlite or a schema); events in `db` unless a store is given. */
+export async function storageOn(db: Db, eventStore?: EventStore): Promise<Storage> {
+  const store = eventStore ?? (await openSqlEventStore(db))
   const runner = new ProjectionRunner(db, store, allProjections)
   await runner.prepare()
   return {

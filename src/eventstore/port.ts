@@ -1,6 +1,9 @@
+import { AppError } from '../shared/errors.ts'
+
 /**
  * The event store port. Streams are named `<category>-<id>` (e.g. `owner-acme`); revisions are
- * 0-based per stream; positions are global, start at 1 and only grow.
+ * 0-based per stream; positions are global, start at 1 and only grow (consecutive in the SQL
+ * adapters, byte offsets of the log in KurrentDB: compare them, never count with them).
  */
 export type NewEvent = {
   /** A UUID chosen by the caller, so that a retried append is recognised and recorded once. */
@@ -76,6 +79,14 @@ export interface EventStore {
   ): Subscription
   /** Position of the newest event (0 when empty). */
   headPosition(): Promise<number>
+  /**
+   * Records events exported from a store (`events import`), in the order given, keeping their ids,
+   * streams, revisions, types, data, metadata and recording times. Each event must be the next one
+   * of its stream (else WrongExpectedRevision). The SQL adapters keep the exported positions too
+   * (each must be above the head) and record a call all or nothing; KurrentDB assigns its own
+   * positions and may leave a prefix of a failed call recorded, which a re-run of the import finds.
+   */
+  importEvents(events: readonly RecordedEvent[]): Promise<void>
   close(): Promise<void>
 }
 
@@ -96,6 +107,27 @@ export class IdempotencyConflict extends Error {
     super(`stream ${stream}: event ids were partly recorded before or belong to another stream`)
     this.name = 'IdempotencyConflict'
   }
+}
+
+/**
+ * The store cannot be reached or did not answer in time. For an append the outcome is unknown:
+ * retrying it with the same event ids is safe (a recorded append is recognised as a duplicate).
+ */
+export class EventStoreUnavailable extends AppError {
+  constructor(reason: string) {
+    super('service_unavailable', `the event store is unavailable (${reason}); retry in a moment`, {}, { 'Retry-After': '5' })
+    this.name = 'EventStoreUnavailable'
+  }
+}
+
+/** Throws WrongExpectedRevision unless `expected` holds for a stream whose last revision is `current` (null: no stream). */
+export function checkExpected(stream: string, expected: ExpectedRevision, current: number | null): void {
+  const ok =
+    expected === 'any' ||
+    (expected === 'no_stream' && current === null) ||
+    (expected === 'stream_exists' && current !== null) ||
+    expected === current
+  if (!ok) throw new WrongExpectedRevision(stream, expected, current ?? 'no_stream')
 }
 
 export const categoryOf = (stream: string): string => {

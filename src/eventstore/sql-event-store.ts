@@ -1,8 +1,9 @@
-import type { Db, Row } from '../db/port.ts'
+import type { Db, Row, Sql } from '../db/port.ts'
 import { toIso, toNumber } from '../db/port.ts'
 import {
   type AppendResult,
   categoryOf,
+  checkExpected,
   type EventStore,
   type ExpectedRevision,
   IdempotencyConflict,
@@ -12,7 +13,6 @@ import {
   type StreamWrite,
   type SubscribeOptions,
   type Subscription,
-  WrongExpectedRevision,
 } from './port.ts'
 
 const NOTIFY_CHANNEL = 'mirador_events'
@@ -63,15 +63,6 @@ const toRecorded = (row: EventRow): RecordedEvent => ({
   metadata: row.metadata,
   recordedAt: toIso(row.recorded_at),
 })
-
-function checkExpected(stream: string, expected: ExpectedRevision, current: number | null) {
-  const ok =
-    expected === 'any' ||
-    (expected === 'no_stream' && current === null) ||
-    (expected === 'stream_exists' && current !== null) ||
-    expected === current
-  if (!ok) throw new WrongExpectedRevision(stream, expected, current ?? 'no_stream')
-}
 
 /**
  * The event store over the SQL port: the same statements serve PGlite and PostgreSQL.
@@ -286,9 +277,68 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
     return subscription
   }
 
-  async function headPosition(): Promise<number> {
-    const [row] = await db.query<{ head: unknown }>('select coalesce(max(global_position), 0) as head from mirador_events')
+  async function headOn(sql: Sql): Promise<number> {
+    const [row] = await sql.query<{ head: unknown }>('select coalesce(max(global_position), 0) as head from mirador_events')
     return toNumber(row?.head ?? 0)
+  }
+
+  const headPosition = () => headOn(db)
+
+  async function importEvents(events: readonly RecordedEvent[]): Promise<void> {
+    if (events.length === 0) return
+    await db.transaction(async (tx) => {
+      await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
+      let last = await headOn(tx)
+      for (const event of events) {
+        if (event.position <= last) throw new Error(`import: position ${event.position} is not above ${last}, the store's head or the previous event`)
+        last = event.position
+      }
+      const seen = await tx.query<SeenRow>(
+        `select event_id, stream_name, stream_revision, global_position from mirador_events
+          where event_id in (select jsonb_array_elements_text($1::text::jsonb)::uuid)`,
+        [JSON.stringify(events.map((e) => e.id))],
+      )
+      if (seen.length > 0) throw new IdempotencyConflict(seen[0]!.stream_name)
+      const heads = await tx.query<{ stream_name: string; revision: unknown }>(
+        `select stream_name, max(stream_revision) as revision from mirador_events
+          where stream_name in (select jsonb_array_elements_text($1::text::jsonb)) group by stream_name`,
+        [JSON.stringify([...new Set(events.map((e) => e.stream))])],
+      )
+      const headOf = new Map(heads.map((row) => [row.stream_name, toNumber(row.revision)]))
+      for (const event of events) {
+        const current = headOf.get(event.stream) ?? null
+        checkExpected(event.stream, event.revision === 0 ? 'no_stream' : event.revision - 1, current)
+        headOf.set(event.stream, event.revision)
+      }
+      await tx.query(
+        `insert into mirador_events (global_position, event_id, stream_name, stream_revision, category, event_type, data, metadata, recorded_at)
+         overriding system value
+         select x.global_position, x.event_id, x.stream_name, x.stream_revision, x.category, x.event_type, x.data, x.metadata, x.recorded_at
+           from jsonb_to_recordset($1::text::jsonb) as x(global_position bigint, event_id uuid, stream_name text,
+             stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb, recorded_at timestamptz)
+          order by x.global_position`,
+        [
+          JSON.stringify(
+            events.map((e) => ({
+              global_position: e.position,
+              event_id: e.id,
+              stream_name: e.stream,
+              stream_revision: e.revision,
+              category: categoryOf(e.stream),
+              event_type: e.type,
+              data: e.data,
+              metadata: e.metadata,
+              recorded_at: e.recordedAt,
+            })),
+          ),
+        ],
+      )
+      // Appends after the import continue above the imported positions.
+      await tx.query(`select setval(pg_get_serial_sequence('mirador_events', 'global_position'), $1)`, [last])
+      const categories = [...new Set(events.map((e) => categoryOf(e.stream)))]
+      await tx.query('select pg_notify($1, $2)', [NOTIFY_CHANNEL, categories.join(',')])
+    })
+    wakeAll()
   }
 
   async function close() {
@@ -296,5 +346,5 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
     await unlisten()
   }
 
-  return { append, appendMany, readStream, readStreams, readAll, subscribe, headPosition, close }
+  return { append, appendMany, readStream, readStreams, readAll, subscribe, headPosition, importEvents, close }
 }

@@ -127,6 +127,17 @@ const SPECS: Record<string, Spec> = {
       anchor: { arg: 'anchor', value: 'YYYY-MM-DD', help: 'last day of the 180-day history (default: today, UTC)' },
     },
   },
+  'events export': {
+    summary: 'write the whole event log as NDJSON (docs/events-file.md): a backup, or a move to another store',
+    flags: { out: { arg: 'out', value: 'FILE', help: 'where to write it, relative to where you run the command (default: stdout)', path: true } },
+    notes: 'The file is written as FILE.partial and renamed when complete.',
+  },
+  'events import': {
+    summary: 'record the events of an export into this store (empty, or holding the beginning of the same log)',
+    flags: {},
+    positional: { arg: 'file', value: 'FILE', help: 'an events export, relative to where you run the command', required: true, path: true },
+    notes: 'Re-running an import records nothing new. A store holding other events is refused.',
+  },
 }
 
 const GLOBAL_OPTIONS = `options for every command:

@@ -26,6 +26,7 @@ import type { Clock, RandomSource } from '../shared/random.ts'
 import { parseWith } from '../shared/validate.ts'
 import type { ProjectionRunner, ProjectionStatus } from '../../projections/runner.ts'
 import { API_KEYS_TABLE } from '../../projections/api-keys.ts'
+import { importBatch, parseLine } from '../eventstore/transfer.ts'
 
 export type Progress = (update: { label: string; done: number; total: number }) => void
 
@@ -224,6 +225,26 @@ export const operatorCommands = {
       const options = { seed: a.seed ?? DEMO_DEFAULTS.seed, listings: a.listings ?? DEMO_DEFAULTS.listings, anchor }
       const summary = await seedDemo(ctx.store, options, (done, total) => ctx.progress({ label: 'demo seed', done, total }))
       return { ...summary, seed: options.seed, anchor: anchor.toISOString().slice(0, 10), seconds: (Date.now() - started) / 1000 }
+    },
+  ),
+
+  'events read': command(
+    Type.Object({ after: Type.Integer({ minimum: 0 }), limit: Type.Integer({ minimum: 1, maximum: 10_000 }) }),
+    async (ctx, a) => ({ events: await ctx.store.readAll(a.after, { limit: a.limit }), head: await ctx.store.headPosition() }),
+  ),
+  'events import lines': command(
+    Type.Object({
+      lines: Type.Array(Type.String(), { maxItems: 10_000 }),
+      first_line: Type.Integer({ minimum: 1 }),
+      after: Type.Integer({ minimum: 0 }),
+    }),
+    async (ctx, a) => {
+      const events = a.lines.map((text, i) => {
+        const line = parseLine(text, a.first_line + i)
+        if (line.kind !== 'event') throw new AppError('invalid_request', `line ${a.first_line + i}: an event was expected`)
+        return line.event
+      })
+      return importBatch(ctx.store, events, a.first_line, a.after)
     },
   ),
 

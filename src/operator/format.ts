@@ -62,6 +62,10 @@ export function formatResult(command: string, result: unknown): string {
       return `${r.file}: read ${r.read}, new ${r.new}, changed ${r.changed}, unchanged ${r.unchanged}, rejected ${r.rejected} (${r.seconds} s)`
     case 'demo seed':
       return `demo market (seed ${r.seed}, ${r.listings} listings, history to ${r.anchor}): read ${r.read}, new ${r.new}, changed ${r.changed}, unchanged ${r.unchanged} (${r.seconds} s)`
+    case 'events export':
+      return `exported ${r.events} events to ${r.out === '-' ? 'stdout' : r.out} (${r.seconds} s, ${r.events_per_second} events/s)`
+    case 'events import':
+      return `${r.file}: ${r.events} events, ${r.imported} imported, ${r.already_present} already present (${r.seconds} s, ${r.events_per_second} events/s)`
     case 'projections status':
       return table(r.projections as Row[], ['projection', 'position', 'head', 'lag'])
     case 'projections rebuild':

@@ -1,5 +1,6 @@
 import type { Db, Sql } from '../../src/db/port.ts'
-import type { EventStore } from '../../src/eventstore/port.ts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { EventStore, RecordedEvent } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { type DatabaseTarget, databaseTargets } from '../support/databases.ts'
 import { type CommitStall, type EventStoreUnderTest, eventStoreContract } from './contract.ts'
@@ -55,6 +56,7 @@ async function sqlEventStore(target: DatabaseTarget): Promise<EventStoreUnderTes
     get store() {
       return store
     },
+    keepsImportedPositions: true,
     openPeer: async () => openOn(await database.connect()),
     async openStallingPeer() {
       const stalling = withCommitStall(await database.connect())
@@ -73,4 +75,36 @@ async function sqlEventStore(target: DatabaseTarget): Promise<EventStoreUnderTes
 
 for (const target of databaseTargets('event store contract')) {
   eventStoreContract(`sql event store on ${target.name}`, () => sqlEventStore(target))
+
+  describe(`sql event store on ${target.name}: imported positions`, () => {
+    let sut: EventStoreUnderTest
+    beforeAll(async () => {
+      sut = await sqlEventStore(target)
+    })
+    afterAll(async () => {
+      await sut?.close()
+    })
+
+    it('keeps them only above the head and growing, refusing the whole call otherwise', async () => {
+      const at = (position: number, stream: string, revision = 0): RecordedEvent => ({
+        id: crypto.randomUUID(),
+        stream,
+        revision,
+        position,
+        type: 'Imported',
+        data: {},
+        metadata: {},
+        recordedAt: '2024-01-01T00:00:00.000Z',
+      })
+      await sut.store.importEvents([at(5, 'p-a'), at(9, 'p-b')])
+      for (const refused of [[at(9, 'p-c')], [at(3, 'p-c')], [at(20, 'p-c'), at(15, 'p-d')]]) {
+        await expect(sut.store.importEvents(refused)).rejects.toThrow(/is not above/)
+      }
+      expect((await sut.store.readAll(0)).map((e) => [e.stream, e.position])).toEqual([
+        ['p-a', 5],
+        ['p-b', 9],
+      ])
+      expect((await sut.store.append('p-a', [{ id: crypto.randomUUID(), type: 'Next', data: {} }], 0)).position).toBe(10)
+    })
+  })
 }
