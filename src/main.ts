@@ -15,7 +15,8 @@ import { seedDemo } from './demo/seed.ts'
 import { lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, openKeyIndex, openStorage } from './system.ts'
+import { briefingServiceOn, openKeyIndex, openStorage, projectionLagOf } from './system.ts'
+import { liveTables } from '../projections/live.ts'
 
 const config = loadConfig(process.env)
 const log = jsonLogger
@@ -26,7 +27,8 @@ const started = Date.now()
 mkdirSync(config.dataDir, { recursive: true })
 // PGlite files belong to one process; with PostgreSQL any number of servers share the database.
 const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
-const storage = await openStorage(config)
+const storage = await openStorage(config, reportError)
+liveTables(storage.db).onChange((projection, generation) => log.info('generation_live', { projection, generation: generation.id }))
 if (config.demoOnEmpty && (await storage.store.headPosition()) === 0) {
   // A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed.
   const seeding = Date.now()
@@ -56,6 +58,7 @@ const app = buildApp({
   accessLog: config.accessLog,
   db: storage.db,
   briefings: briefingServiceOn(storage, config, systemClock, cryptoRandom),
+  projectionLag: projectionLagOf(storage),
 })
 
 const http = Bun.serve({

@@ -12,14 +12,16 @@ import { BriefingReadModel } from './briefings/read-model.ts'
 import { type BriefingService, briefingService } from './briefings/service.ts'
 import type { BriefingWriter } from './briefings/writer.ts'
 import type { Clock, RandomSource } from './shared/random.ts'
+import type { ProjectionLagReader } from './health/routes.ts'
 import { ProjectionRunner } from '../projections/runner.ts'
 import { allProjections } from '../projections/index.ts'
+import { liveTables } from '../projections/live.ts'
 
 /** The storage side of the system: one database, the event store on it, and the read models. */
 export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; close(): Promise<void> }
 
 /** The one place where configuration picks the adapters. */
-export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Storage> {
+export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'>, onError?: (error: unknown) => void): Promise<Storage> {
   let db: Db
   if (config.databaseUrl) {
     db = await openPostgres(config.databaseUrl)
@@ -27,20 +29,26 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'
     mkdirSync(config.dataDir, { recursive: true })
     db = await openPglite(`${config.dataDir}/pglite`)
   }
-  return storageOn(db)
+  return storageOn(db, onError)
 }
 
-/** Event store and read models on an open database (tests pass an in-memory PGlite or a schema). */
-export async function storageOn(db: Db): Promise<Storage> {
+/**
+ * Event store and read models on an open database (tests pass an in-memory PGlite or a schema).
+ * Readers find the live generation of each read model in memory, told of every switch at once.
+ */
+export async function storageOn(db: Db, onError: (error: unknown) => void = () => {}): Promise<Storage> {
   const store = await openSqlEventStore(db)
   const runner = new ProjectionRunner(db, store, allProjections)
   await runner.prepare()
+  const live = liveTables(db)
+  await live.follow(onError)
   return {
     db,
     store,
     runner,
     async close() {
       await runner.stop()
+      await live.stop()
       await store.close()
       await db.close()
     },
@@ -51,8 +59,32 @@ export async function openKeyIndex(storage: Storage, onError: (error: unknown) =
   const index = new KeyIndex(storage.db)
   await index.refresh()
   storage.runner.onApplied(() => void index.refresh().catch(onError))
+  // A promotion or rollback of owners or keys is loaded whole and swapped in at once.
+  liveTables(storage.db).onChange(() => void index.refresh().catch(onError))
   index.startPolling(250, onError)
   return index
+}
+
+/**
+ * The lag of the live generations and of builds in progress, for admin keys' /health: read at most
+ * once a second, so that polling /health costs the database nothing more.
+ */
+export function projectionLagOf(storage: Storage): ProjectionLagReader {
+  let cached: { at: number; value: ReturnType<ProjectionLagReader> } | null = null
+  return () => {
+    const now = Date.now()
+    if (cached && now - cached.at < 1000) return cached.value
+    const value = storage.runner.status().then((rows) =>
+      rows
+        .filter((g) => g.state !== 'previous' && g.state !== 'retired')
+        .map((g) => ({ projection: g.projection, generation: g.generation, state: g.state, lag_events: g.lag_events, lag_seconds: g.lag_seconds })),
+    )
+    cached = { at: now, value }
+    value.catch(() => {
+      if (cached?.value === value) cached = null
+    })
+    return value
+  }
 }
 
 /** Briefings on this storage: the writer is OpenAI when configured, else the local analyst. */

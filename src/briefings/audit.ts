@@ -1,3 +1,4 @@
+import { parseUntil } from '../audit/trail.ts'
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
 import { invalidRequest } from '../shared/errors.ts'
 import { type BriefingEvent, cacheHitStream, isBriefingEvent, quotaStream } from './events.ts'
@@ -5,10 +6,12 @@ import { type BriefingEvent, cacheHitStream, isBriefingEvent, quotaStream } from
 export type QuotaAuditEntry = {
   position: number
   at: string
-  event: BriefingEvent['type']
+  type: BriefingEvent['type']
+  /** The key that asked for the briefing. */
+  actor: string
   /** True for a generated briefing (one unit of quota), false for a cache hit (free). */
   charged: boolean
-  /** Units charged in the month up to and including this entry. */
+  /** The resulting state: units charged in the month up to and including this entry (what the API reported then). */
   used: number
   briefing_id: string
   key_id: string
@@ -29,8 +32,7 @@ const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/
  */
 export async function quotaAudit(store: EventStore, ownerId: string, month: string, until?: string): Promise<QuotaAuditEntry[]> {
   if (!MONTH.test(month)) throw invalidRequest('month must be YYYY-MM', [{ field: 'month', message: 'Expected YYYY-MM' }])
-  const limit = until === undefined ? Number.POSITIVE_INFINITY : Date.parse(until)
-  if (Number.isNaN(limit)) throw invalidRequest('until must be an ISO time', [{ field: 'until', message: 'Expected an ISO 8601 time' }])
+  const limit = parseUntil(until)
 
   const [charges, hits] = await Promise.all([store.readStream(quotaStream(ownerId, month)), store.readStream(cacheHitStream(ownerId, month))])
   const recorded: RecordedEvent[] = [...charges, ...hits].sort((a, b) => a.position - b.position)
@@ -45,7 +47,8 @@ export async function quotaAudit(store: EventStore, ownerId: string, month: stri
         entries.push({
           position: record.position,
           at: event.data.at,
-          event: event.type,
+          type: event.type,
+          actor: event.data.key_id,
           charged: true,
           used,
           briefing_id: event.data.briefing_id,
@@ -61,7 +64,8 @@ export async function quotaAudit(store: EventStore, ownerId: string, month: stri
         entries.push({
           position: record.position,
           at: event.data.at,
-          event: event.type,
+          type: event.type,
+          actor: event.data.key_id,
           charged: false,
           used,
           briefing_id: event.data.briefing_id,

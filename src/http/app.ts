@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { briefingRoutes } from '../briefings/routes.ts'
 import type { BriefingService } from '../briefings/service.ts'
 import type { Db } from '../db/port.ts'
-import { healthRoutes } from '../health/routes.ts'
+import { healthRoutes, type ProjectionLagReader } from '../health/routes.ts'
 import { listingRoutes } from '../listings/routes.ts'
 import { zoneRoutes } from '../zones/routes.ts'
 import type { KeyLookup } from '../keys/authenticate.ts'
@@ -23,6 +23,8 @@ export type ApiDeps = {
   /** Read models behind /zones, /zone/{slug} and /listings. */
   db: Db
   briefings: BriefingService
+  /** Read-model lag for admin keys' /health. */
+  projectionLag?: ProjectionLagReader
 }
 
 /** The whole HTTP API. Runtime-neutral: `app.handle(request)` works on Node; Bun serves it in main.ts. */
@@ -41,7 +43,7 @@ export function buildApp(deps: ApiDeps) {
     })
     .group(API_PREFIX, (api) =>
       api
-        .use(healthRoutes({ clock: deps.clock, quota: deps.briefings.usage }))
+        .use(healthRoutes({ clock: deps.clock, quota: deps.briefings.usage, lag: deps.projectionLag }))
         .use(zoneRoutes(deps))
         .use(listingRoutes(deps))
         .use(briefingRoutes({ service: deps.briefings })),

@@ -12,11 +12,14 @@ export const USAGE = `usage: npm run cli -- <command> [--json]
   key issue --owner ID --scopes read[,write] --actor ID [--label TEXT]   (prints the key once)
   key revoke --key-id KEY_ID --actor ID [--reason TEXT]
   key list --owner ID
-  audit key KEY_ID
-  audit owner ID
-  audit quota ID [--month YYYY-MM] [--until ISO-TIME]   (every briefing charge and free cache hit)
-  projections status
-  projections rebuild [NAME...]
+  audit key KEY_ID [--until ISO-TIME]            (every event with its resulting state; was it valid then)
+  audit owner ID [--until ISO-TIME]              (the owner's and its keys' events; tier and status then)
+  audit quota ID [--month YYYY-MM] [--until ISO-TIME]   (every briefing charge and free cache hit, running total)
+  projections status                             (generations, position, lag, state, last error)
+  projections rebuild [NAME...] [--hold]         (a new generation beside the live one; promoted when caught up)
+  projections diff NAME                          (held vs live, as the API would answer)
+  projections promote NAME | rollback NAME | prune NAME
+      names: owners, api_keys, listings, briefing_cache, briefing_usage
   ingest FILE.ndjson                               (bad lines reported; exit 1 if any)
   demo seed [--listings N] [--seed S] [--anchor YYYY-MM-DD]
 
@@ -24,7 +27,7 @@ export const USAGE = `usage: npm run cli -- <command> [--json]
 
 type Spec = {
   /** Flags this command takes: flag name → argument name (and whether it is a list). */
-  flags: Record<string, { arg: string; list?: boolean; integer?: boolean; required?: boolean }>
+  flags: Record<string, { arg: string; list?: boolean; integer?: boolean; required?: boolean; boolean?: boolean }>
   /** Name of the argument given by the first positional word, if any. */
   positional?: { arg: string; rest?: boolean; required?: boolean }
 }
@@ -48,13 +51,17 @@ const SPECS: Record<string, Spec> = {
     flags: { 'key-id': { arg: 'key_id', required: true }, actor: { arg: 'actor', required: true }, reason: { arg: 'reason' } },
   },
   'key list': { flags: { owner: { arg: 'owner', required: true } } },
-  'audit key': { flags: {}, positional: { arg: 'key_id', required: true } },
-  'audit owner': { flags: {}, positional: { arg: 'id', required: true } },
+  'audit key': { flags: { until: { arg: 'until' } }, positional: { arg: 'key_id', required: true } },
+  'audit owner': { flags: { until: { arg: 'until' } }, positional: { arg: 'id', required: true } },
   'audit quota': { flags: { month: { arg: 'month' }, until: { arg: 'until' } }, positional: { arg: 'id', required: true } },
   ingest: { flags: {}, positional: { arg: 'file', required: true } },
   'demo seed': { flags: { listings: { arg: 'listings', integer: true }, seed: { arg: 'seed' }, anchor: { arg: 'anchor' } } },
   'projections status': { flags: {} },
-  'projections rebuild': { flags: {}, positional: { arg: 'names', rest: true } },
+  'projections rebuild': { flags: { hold: { arg: 'hold', boolean: true } }, positional: { arg: 'names', rest: true } },
+  'projections diff': { flags: {}, positional: { arg: 'name', required: true } },
+  'projections promote': { flags: {}, positional: { arg: 'name', required: true } },
+  'projections rollback': { flags: {}, positional: { arg: 'name', required: true } },
+  'projections prune': { flags: {}, positional: { arg: 'name', required: true } },
 }
 
 const usageError = (message: string) => new AppError('invalid_request', `${message}\n\n${USAGE}`)
@@ -79,6 +86,11 @@ export function parseCli(argv: readonly string[]): CliRequest {
     const name = word.slice(2, eq < 0 ? undefined : eq)
     const flag = spec.flags[name]
     if (!flag) throw usageError(`"${command}" has no option --${name}`)
+    if (flag.boolean) {
+      if (eq >= 0) throw usageError(`--${name} takes no value`)
+      args[flag.arg] = true
+      continue
+    }
     const value = eq < 0 ? words[++i] : word.slice(eq + 1)
     if (value === undefined || (eq < 0 && value.startsWith('--'))) throw usageError(`--${name} needs a value`)
     args[flag.arg] = flag.list
