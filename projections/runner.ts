@@ -22,8 +22,12 @@ import type { Projection } from './projection.ts'
 const DDL_LOCK = 727_002
 /** Events per transaction when following the store. */
 const BATCH = 1000
-/** Events per transaction when building a generation from position 0 (fewer, larger transactions). */
-const BUILD_BATCH = 5000
+/**
+ * Events per transaction when building a generation from position 0: fewer, larger transactions on
+ * PostgreSQL; on PGlite, which runs one statement at a time for the whole process, no larger than
+ * when following, so that API requests served meanwhile never wait long behind a batch.
+ */
+const BUILD_BATCH = { postgres: 5000, pglite: 1000 } as const
 /** How often the registry is re-read for changes made elsewhere (LISTEN/NOTIFY tells at once; this is the backstop). */
 const WATCH_MS = 1000
 /**
@@ -484,7 +488,7 @@ export class ProjectionRunner {
       const building = { ...generation, position: resumedFrom }
       const head = await this.store.headPosition()
       options.progress?.(projection.name, resumedFrom, head)
-      await this.catchUpGeneration(projection, building, { batch: BUILD_BATCH, progress: options.progress, lock, head })
+      await this.catchUpGeneration(projection, building, { batch: BUILD_BATCH[this.db.kind], progress: options.progress, lock, head })
       await this.db.transaction(async (tx) => {
         await tx.query('select pg_advisory_xact_lock($1)', [DDL_LOCK])
         for (const ddl of projection.indexes(generationTables(projection, building))) await tx.query(ddl)
