@@ -3,7 +3,6 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { allProjections } from '../../projections/index.ts'
-import { generationTables, listGenerations } from '../../projections/generations.ts'
 import { ProjectionRunner } from '../../projections/runner.ts'
 import { generateDemoFeed } from '../../src/demo/market.ts'
 import { openPglite } from '../../src/db/pglite.ts'
@@ -14,6 +13,7 @@ import { ingestRecords } from '../../src/listings/ingest.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import { databaseTargets, isolatedDatabaseUrl, type SharedDatabase } from '../support/databases.ts'
 import { ANCHOR } from '../support/market.ts'
+import { readModelRows } from '../support/read-models.ts'
 import { BUN, tempDataDir } from '../support/server.ts'
 
 /**
@@ -57,24 +57,6 @@ function run(args: string[], env: NodeJS.ProcessEnv, kill: Kill | null): Promise
       done({ lines, killed: false })
     })
   })
-}
-
-/** Every row of every table of each projection's generation, as text (time zone fixed), in a stable order. */
-async function readModels(db: Db, pick: 'live' | 'held'): Promise<string[]> {
-  const rows = await listGenerations(db)
-  const out: string[] = []
-  for (const projection of allProjections) {
-    const generation = rows.filter((r) => r.projection === projection.name && r.state === pick).at(-1)
-    if (!generation) throw new Error(`no ${pick} generation of ${projection.name}`)
-    for (const [key, table] of Object.entries(generationTables(projection, generation))) {
-      const text = await db.transaction(async (tx) => {
-        await tx.query(`set local time zone 'UTC'`)
-        return tx.query<{ row: string }>(`select to_jsonb(t)::text as row from ${table} t order by 1`)
-      })
-      out.push(`${projection.name}.${key}: ${text.length} rows`, ...text.map((r) => r.row))
-    }
-  }
-  return out
 }
 
 const random = (min: number, max: number) => Math.round(min + Math.random() * (max - min))
@@ -127,7 +109,7 @@ for (const target of databaseTargets('crash safety')) {
     async function expectEqualToCleanRebuild() {
       await inspect(async (db, runner) => {
         await runner.rebuild([], { hold: true })
-        const [live, clean] = [await readModels(db, 'live'), await readModels(db, 'held')]
+        const [live, clean] = [await readModelRows(db, 'live'), await readModelRows(db, 'held')]
         expect(live.length).toBeGreaterThan(size.listings)
         expect(live).toEqual(clean)
         for (const projection of allProjections) await runner.prune(projection.name)
