@@ -20,6 +20,19 @@ describe('operator command line', () => {
     expect(parseCli(['projections', 'rebuild', 'owners', 'api_keys']).args).toEqual({ names: ['owners', 'api_keys'] })
   })
 
+  test('projections take the names status prints; --hold is a switch; audits take --until', () => {
+    expect(parseCli(['projections', 'rebuild', 'listings', '--hold']).args).toEqual({ names: ['listings'], hold: true })
+    for (const command of ['diff', 'promote', 'rollback', 'prune']) {
+      expect(parseCli(['projections', command, 'listings', '--json'])).toEqual({ command: `projections ${command}`, args: { name: 'listings' }, json: true })
+    }
+    expect(parseCli(['audit', 'key', 'key_abcdefghijkl', '--until', '2026-05-01T10:00:00Z', '--json'])).toEqual({
+      command: 'audit key',
+      args: { key_id: 'key_abcdefghijkl', until: '2026-05-01T10:00:00Z' },
+      json: true,
+    })
+    expect(parseCli(['audit', 'owner', 'acme', '--until=2026-05-01']).args).toEqual({ id: 'acme', until: '2026-05-01' })
+  })
+
   test.each([
     [[], /no command/],
     [['owner', 'explode'], /unknown command "owner explode"/],
@@ -28,6 +41,8 @@ describe('operator command line', () => {
     [['owner', 'create', '--id', 'acme', '--tier', 'pro', '--colour', 'red'], /no option --colour/],
     [['audit', 'key'], /needs KEY_ID/],
     [['key', 'list', '--owner', 'acme', 'extra'], /unexpected argument "extra"/],
+    [['projections', 'promote'], /needs NAME/],
+    [['projections', 'rebuild', '--hold=yes'], /--hold takes no value/],
   ])('%j is refused with a usage message', (argv, message) => {
     expect(() => parseCli(argv)).toThrow(message)
     expect(() => parseCli(argv)).toThrow(/usage: npm run cli/)
