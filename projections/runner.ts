@@ -34,7 +34,7 @@ const WATCH_MS = 1000
  * A generation that stopped being live is dropped by `prune` only this long after: every API
  * process has switched its readers by then (they poll the registry every second at worst).
  */
-const SWITCH_GRACE_MS = 3000
+const SWITCH_GRACE_MS = 2000
 /** A build that failed is not resumed automatically before this pause (a poison event would loop). */
 const RETRY_FAILED_BUILD_MS = 30_000
 
@@ -390,30 +390,32 @@ export class ProjectionRunner {
       .sort((a, b) => Number(b.state === 'live') - Number(a.state === 'live'))
   }
 
-  /** Applies what is pending to one generation, in batches; returns its position at the end. */
+  /** Applies what is pending to one generation, in batches; returns its position at the end and how many events it applied. */
   private async catchUpGeneration(
     projection: Projection,
     generation: GenerationRow,
     options: { batch: number; progress?: Progress; lock?: BuildLock; head?: number },
-  ): Promise<number> {
+  ): Promise<{ position: number; applied: number }> {
     let position = generation.position
+    let applied = 0
     const head = options.head ?? (await this.store.headPosition())
     // The next page is read while the current one is applied.
     let next = this.store.readAll(position, { limit: options.batch, categories: projection.categories })
     for (;;) {
       const events = await next
-      if (events.length === 0) return position
+      if (events.length === 0) return { position, applied }
       position = events[events.length - 1]!.position
       next = this.store.readAll(position, { limit: options.batch, categories: projection.categories })
       next.catch(() => {})
       if (options.lock && this.stopped) throw new BuildStopped(projection.name)
       if (options.lock && !options.lock.held()) throw new Error(`lost the build lock of ${projection.name} (another process took it over)`)
-      await this.applyBatch(projection, generation, events)
+      applied += await this.applyBatch(projection, generation, events)
       options.progress?.(projection.name, position, Math.max(head, position))
     }
   }
 
-  private async applyBatch(projection: Projection, generation: GenerationRow, events: readonly RecordedEvent[]): Promise<void> {
+  /** Applies the events past the generation's checkpoint in one transaction; returns how many. */
+  private async applyBatch(projection: Projection, generation: GenerationRow, events: readonly RecordedEvent[]): Promise<number> {
     const tables = generationTables(projection, generation)
     const outcome = await this.db.transaction(async (tx) => {
       const [row] = await tx.query<{ position: unknown; state: string }>(
@@ -440,6 +442,7 @@ export class ProjectionRunner {
       return { fresh, live: row.state === 'live' }
     })
     if (outcome.live) for (const listener of this.listeners) listener(projection.name, outcome.fresh)
+    return outcome.fresh.length
   }
 
   private async recordError(generation: GenerationRow, error: unknown): Promise<void> {
@@ -488,7 +491,7 @@ export class ProjectionRunner {
       const building = { ...generation, position: resumedFrom }
       const head = await this.store.headPosition()
       options.progress?.(projection.name, resumedFrom, head)
-      await this.catchUpGeneration(projection, building, { batch: BUILD_BATCH[this.db.kind], progress: options.progress, lock, head })
+      const bulk = await this.catchUpGeneration(projection, building, { batch: BUILD_BATCH[this.db.kind], progress: options.progress, lock, head })
       await this.db.transaction(async (tx) => {
         await tx.query('select pg_advisory_xact_lock($1)', [DDL_LOCK])
         for (const ddl of projection.indexes(generationTables(projection, building))) await tx.query(ddl)
@@ -497,7 +500,8 @@ export class ProjectionRunner {
         rows.filter((r) => r.version === building.version && r.build === building.build),
       )
       if (!current || current.state !== 'building') throw new Error(`${projection.name} ${generationId(building)} was pruned while it was being built`)
-      const position = await this.catchUpGeneration(projection, current, { batch: BATCH, lock })
+      const rest = await this.catchUpGeneration(projection, current, { batch: BATCH, lock })
+      const position = rest.position
       const seconds = (performance.now() - started) / 1000
       const done = { ...current, position }
       if (current.hold) {
@@ -513,7 +517,7 @@ export class ProjectionRunner {
       } else {
         await this.switchTo(projection, done)
       }
-      const events = position - resumedFrom
+      const events = bulk.applied + rest.applied
       return {
         projection: projection.name,
         generation: generationId(done),
@@ -572,7 +576,7 @@ export class ProjectionRunner {
           (r) => r.version === target.version && r.build === target.build,
         )
         if (!fresh) throw new AppError('conflict', `${projection.name} ${generationId(target)} no longer exists`)
-        position = await this.catchUpGeneration(projection, fresh, { batch: BATCH })
+        position = (await this.catchUpGeneration(projection, fresh, { batch: BATCH })).position
         const [pending] = await this.store.readAll(position, { limit: 1, categories: projection.categories })
         if (pending) continue
       }
@@ -671,7 +675,7 @@ export class ProjectionRunner {
       if (this.subscriptions.has(key)) continue
       this.subscriptions.set(
         key,
-        this.store.subscribe(generation.position, (events) => this.applyBatch(projection, generation, events), {
+        this.store.subscribe(generation.position, async (events) => void (await this.applyBatch(projection, generation, events)), {
           limit: BATCH,
           categories: projection.categories,
           onError: (error) => {

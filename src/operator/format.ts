@@ -105,7 +105,7 @@ export function formatResult(command: string, result: unknown): string {
     case 'projections rebuild': {
       const built = (r.built as BuildResult[]).map(
         (b) =>
-          `${b.projection} ${b.generation}: ${b.events} events${b.resumed_from > 0 ? ` (resumed from position ${b.resumed_from})` : ''} in ${b.seconds} s ` +
+          `${b.projection} ${b.generation}: ${b.events} event${b.events === 1 ? '' : 's'}${b.resumed_from > 0 ? ` (resumed from position ${b.resumed_from})` : ''} in ${b.seconds} s ` +
           `(${b.events_per_second} events/s), ${b.outcome === 'held' ? `held: \`projections diff ${b.projection}\`, then \`projections promote ${b.projection}\`` : 'promoted (live)'}`,
       )
       return `${generationsTable(r.generations as GenerationStatus[])}\n${built.join('\n')}`
