@@ -409,15 +409,24 @@ export class ProjectionRunner {
       next.catch(() => {})
       if (options.lock && this.stopped) throw new BuildStopped(projection.name)
       if (options.lock && !options.lock.held()) throw new Error(`lost the build lock of ${projection.name} (another process took it over)`)
-      applied += await this.applyBatch(projection, generation, events)
+      applied += await this.applyBatch(projection, generation, events, options.lock !== undefined)
       options.progress?.(projection.name, position, Math.max(head, position))
     }
   }
 
   /** Applies the events past the generation's checkpoint in one transaction; returns how many. */
-  private async applyBatch(projection: Projection, generation: GenerationRow, events: readonly RecordedEvent[]): Promise<number> {
+  private async applyBatch(
+    projection: Projection,
+    generation: GenerationRow,
+    events: readonly RecordedEvent[],
+    building = false,
+  ): Promise<number> {
     const tables = generationTables(projection, generation)
     const outcome = await this.db.transaction(async (tx) => {
+      // Nobody reads a generation being built, and its rows and checkpoint commit or vanish together:
+      // a build need not wait for each commit to reach the disk (a database crash loses at most its
+      // last batches, which are then applied again).
+      if (building) await tx.query('set local synchronous_commit = off')
       const [row] = await tx.query<{ position: unknown; state: string }>(
         'select position, state from mirador_generations where projection = $1 and version = $2 and build = $3 for update',
         [generation.projection, generation.version, generation.build],
