@@ -22,7 +22,7 @@ import { openPglite } from '../src/db/pglite.ts'
 import type { Db } from '../src/db/port.ts'
 import { openPostgres } from '../src/db/postgres.ts'
 import { generateDemoFeed } from '../src/demo/market.ts'
-import type { EventStore, StreamWrite } from '../src/eventstore/port.ts'
+import type { EventStore, NewEvent } from '../src/eventstore/port.ts'
 import { openSqlEventStore } from '../src/eventstore/sql-event-store.ts'
 import { ingestRecords } from '../src/listings/ingest.ts'
 import { DEFAULT_FX } from '../src/market/fx.ts'
@@ -74,17 +74,27 @@ async function copyEvents(from: EventStore, to: EventStore): Promise<void> {
   for (let after = 0; ; ) {
     const page = await from.readAll(after, { limit: 5000 })
     if (page.length === 0) return
-    let writes: StreamWrite[] = []
+    // Consecutive events of a stream go in one write; a stream seen again starts the next call.
+    let writes: { stream: string; events: NewEvent[]; expected: 'any' }[] = []
+    const streams = new Set<string>()
     for (const e of page) {
-      if (writes.some((w) => w.stream === e.stream)) {
+      const event = { id: e.id, type: e.type, data: e.data, metadata: e.metadata }
+      if (writes.at(-1)?.stream === e.stream) {
+        writes.at(-1)!.events.push(event)
+        continue
+      }
+      if (streams.has(e.stream)) {
         await to.appendMany(writes)
         writes = []
+        streams.clear()
       }
-      writes.push({ stream: e.stream, events: [{ id: e.id, type: e.type, data: e.data, metadata: e.metadata }], expected: 'any' })
+      streams.add(e.stream)
+      writes.push({ stream: e.stream, events: [event], expected: 'any' })
     }
     if (writes.length > 0) await to.appendMany(writes)
+    const before = after
     after = page[page.length - 1]!.position
-    if (after % 100_000 < 5000) log(`  copied up to position ${after}`)
+    if (Math.floor(after / 100_000) > Math.floor(before / 100_000)) log(`  copied up to position ${after}`)
   }
 }
 
@@ -117,12 +127,15 @@ async function measure(name: 'postgres' | 'pglite', db: Db, store: EventStore, r
   if (read !== events) throw new Error(`readAll returned ${read} events of ${events}`)
   log(`${name}: readAll ${(read / readSeconds).toFixed(0)} events/s; rebuilding every projection …`)
   const runner = new ProjectionRunner(db, store, allProjections)
-  await runner.catchUp()
-  let shown = 0
+  await runner.prepare()
+  const shown = new Map<string, number>()
   const started = performance.now()
   const builds = await runner.rebuild([], {
     progress: (projection, position, head) => {
-      if (position - shown >= 100_000 || position === head) log(`  ${projection} ${(shown = position)}/${head}`)
+      if (position - (shown.get(projection) ?? 0) >= 100_000 || position === head) {
+        shown.set(projection, position)
+        log(`  ${projection} ${position}/${head}`)
+      }
     },
   })
   const rebuildSeconds = (performance.now() - started) / 1000
@@ -151,7 +164,7 @@ try {
     if ((await pgStore.headPosition()) > 0) throw new Error(`schema ${SCHEMA} holds fewer than ${wanted} events: drop it and run again`)
     await seed(pg, pgStore)
   }
-  if (!flags['no-postgres']) results.push(await measure('postgres', pg, pgStore, 5000))
+  if (!flags['no-postgres']) results.push(await measure('postgres', pg, pgStore, 10_000))
 
   if (!flags['no-pglite']) {
     const fresh = !existsSync(PGLITE_DIR)

@@ -145,7 +145,8 @@ export async function registerGeneration(
 /**
  * Stores built before generations existed kept one checkpoint per projection version in
  * `mirador_checkpoints` (`listings_v1`) and tables named `<base>_v1`: exactly build 1 of that
- * version. Each becomes the live generation, and the old table goes.
+ * version. Each becomes the live generation; the old table goes once nothing is left in it (a runner
+ * of some projections only adopts its own).
  */
 export async function adoptLegacyCheckpoints(tx: Sql, projections: readonly Projection[]): Promise<void> {
   const [legacy] = await tx.query<{ present: boolean }>(`select to_regclass('mirador_checkpoints') is not null as present`)
@@ -161,8 +162,10 @@ export async function adoptLegacyCheckpoints(tx: Sql, projections: readonly Proj
         where not exists (select 1 from mirador_generations where projection = $1)`,
       [projection.name, Number(match[2]), toNumber(row.position)],
     )
+    await tx.query('delete from mirador_checkpoints where projection = $1', [row.projection])
   }
-  await tx.query('drop table mirador_checkpoints')
+  const [left] = await tx.query<{ n: unknown }>('select count(*) as n from mirador_checkpoints')
+  if (toNumber(left?.n ?? 0) === 0) await tx.query('drop table mirador_checkpoints')
 }
 
 export const announce = (tx: Sql, projection: string) => tx.query('select pg_notify($1, $2)', [GENERATIONS_CHANNEL, projection])

@@ -27,7 +27,7 @@ const BATCH = 1000
  * PostgreSQL; on PGlite, which runs one statement at a time for the whole process, no larger than
  * when following, so that API requests served meanwhile never wait long behind a batch.
  */
-const BUILD_BATCH = { postgres: 5000, pglite: 1000 } as const
+const BUILD_BATCH = { postgres: 10_000, pglite: 1000 } as const
 /** How often the registry is re-read for changes made elsewhere (LISTEN/NOTIFY tells at once; this is the backstop). */
 const WATCH_MS = 1000
 /**
@@ -35,6 +35,8 @@ const WATCH_MS = 1000
  * process has switched its readers by then (they poll the registry every second at worst).
  */
 const SWITCH_GRACE_MS = 2000
+/** A catch-up analyzes the tables it fills after this many events, then each time that count doubles. */
+const ANALYZE_FIRST = 5000
 /** A build that failed is not resumed automatically before this pause (a poison event would loop). */
 const RETRY_FAILED_BUILD_MS = 30_000
 
@@ -191,7 +193,11 @@ export class ProjectionRunner {
     const [tables] = await sql.query<{ registry: boolean; legacy: boolean }>(
       `select to_regclass('mirador_generations') is not null as registry, to_regclass('mirador_checkpoints') is not null as legacy`,
     )
-    if (!tables?.registry || tables.legacy) return true
+    if (!tables?.registry) return true
+    if (tables.legacy) {
+      const legacy = await sql.query<{ projection: string }>('select projection from mirador_checkpoints')
+      if (legacy.some((r) => this.projections.some((p) => r.projection.startsWith(`${p.name}_v`)))) return true
+    }
     const rows = await listGenerations(sql, this.projections.map((p) => p.name))
     return this.projections.some((projection) => {
       const own = rows.filter((r) => r.projection === projection.name)
@@ -398,6 +404,7 @@ export class ProjectionRunner {
   ): Promise<{ position: number; applied: number }> {
     let position = generation.position
     let applied = 0
+    let analyzeAt = ANALYZE_FIRST
     const head = options.head ?? (await this.store.headPosition())
     // The next page is read while the current one is applied.
     let next = this.store.readAll(position, { limit: options.batch, categories: projection.categories })
@@ -410,6 +417,13 @@ export class ProjectionRunner {
       if (options.lock && this.stopped) throw new BuildStopped(projection.name)
       if (options.lock && !options.lock.held()) throw new Error(`lost the build lock of ${projection.name} (another process took it over)`)
       applied += await this.applyBatch(projection, generation, events, options.lock !== undefined)
+      if (applied >= analyzeAt) {
+        // Fresh tables have no statistics (PGlite never gathers any, autovacuum comes late): without them
+        // the planner guesses, and a join on a non-unique key turns into a scan of the whole table per
+        // batch. Analyzing as the tables double in size keeps every batch an index lookup.
+        for (const table of Object.values(generationTables(projection, generation))) await this.db.query(`analyze ${table}`)
+        analyzeAt *= 2
+      }
       options.progress?.(projection.name, position, Math.max(head, position))
     }
   }
@@ -503,6 +517,8 @@ export class ProjectionRunner {
       const bulk = await this.catchUpGeneration(projection, building, { batch: BUILD_BATCH[this.db.kind], progress: options.progress, lock, head })
       await this.db.transaction(async (tx) => {
         await tx.query('select pg_advisory_xact_lock($1)', [DDL_LOCK])
+        // Each index is one sort of the whole table: in memory rather than in temporary files.
+        if (this.db.kind === 'postgres') await tx.query(`set local maintenance_work_mem = '256MB'`)
         for (const ddl of projection.indexes(generationTables(projection, building))) await tx.query(ddl)
       })
       const [current] = await listGenerations(this.db, [projection.name]).then((rows) =>

@@ -5,7 +5,7 @@ import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
 import { DEMO_DEFAULTS } from '../../src/demo/market.ts'
 import { seedDemo } from '../../src/demo/seed.ts'
-import type { RecordedEvent, StreamWrite } from '../../src/eventstore/port.ts'
+import type { NewEvent, RecordedEvent } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { databaseTargets } from '../support/databases.ts'
@@ -33,15 +33,24 @@ async function allEvents(system: TestSystem): Promise<RecordedEvent[]> {
 async function replayInto(db: Db, events: readonly RecordedEvent[]): Promise<string[]> {
   const store = await openSqlEventStore(db)
   try {
-    let writes: StreamWrite[] = []
+    let writes: { stream: string; events: NewEvent[]; expected: 'any' }[] = []
+    const streams = new Set<string>()
     const flush = async () => {
       if (writes.length > 0) await store.appendMany(writes)
       writes = []
+      streams.clear()
     }
     for (const e of events) {
-      // appendMany takes a stream once: a stream seen again starts the next call.
-      if (writes.length >= 500 || writes.some((w) => w.stream === e.stream)) await flush()
-      writes.push({ stream: e.stream, events: [{ id: e.id, type: e.type, data: e.data, metadata: e.metadata }], expected: 'any' })
+      const event = { id: e.id, type: e.type, data: e.data, metadata: e.metadata }
+      // Consecutive events of a stream make one write; appendMany takes a stream once, so a stream
+      // seen again starts the next call.
+      if (writes.at(-1)?.stream === e.stream) {
+        writes.at(-1)!.events.push(event)
+        continue
+      }
+      if (writes.length >= 500 || streams.has(e.stream)) await flush()
+      streams.add(e.stream)
+      writes.push({ stream: e.stream, events: [event], expected: 'any' })
     }
     await flush()
     const replayed = await store.readAll(0, { limit: events.length + 1 })
