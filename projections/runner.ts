@@ -438,9 +438,10 @@ export class ProjectionRunner {
     const tables = generationTables(projection, generation)
     const outcome = await this.db.transaction(async (tx) => {
       // Nobody reads a generation being built, and its rows and checkpoint commit or vanish together:
-      // a build need not wait for each commit to reach the disk (a database crash loses at most its
-      // last batches, which are then applied again).
-      if (building) await tx.query('set local synchronous_commit = off')
+      // on PostgreSQL a build need not wait for each commit to reach the disk (a database crash loses
+      // at most its last batches, which are then applied again). Not on PGlite, where the database
+      // dies with the building process: every kill would lose the work of its last moments.
+      if (building && this.db.kind === 'postgres') await tx.query('set local synchronous_commit = off')
       const [row] = await tx.query<{ position: unknown; state: string }>(
         'select position, state from mirador_generations where projection = $1 and version = $2 and build = $3 for update',
         [generation.projection, generation.version, generation.build],

@@ -193,7 +193,7 @@ for (const target of databaseTargets('ingestion killed mid-file')) {
 
       try {
         // Killed inside the file: the CLI records it in batches of 500 lines, each batch atomically.
-        const kill: Kill = { after: 'progress ingest ', nth: random(1, 6), delayMs: random(0, 150) }
+        const kill: Kill = { after: 'progress ingest ', nth: random(1, 4), delayMs: random(0, 150) }
         const killed = await run(['test/support/projector.ts', `ingest=${file}`, `${target.name}:${target.name === 'postgres' ? schema : join(dir, 'data', 'pglite')}`], env, kill)
         expect(killed.killed).toBe(true)
         const recorded = await events()
