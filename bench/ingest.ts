@@ -127,10 +127,12 @@ async function measureIngest(code: Code, store: 'pglite' | 'postgres', feed: Fee
     const result = await cli(code.root, env, 'ingest', feed.path)
     if (Number(result.read) !== feed.lines || Number(result.rejected) !== 0) throw new Error(`unexpected ingest result ${JSON.stringify(result)}`)
     const seconds = (performance.now() - started) / 1000
-    let status: { projection: string; head: number; lag: number }[]
+    let status: { projection: string; state: string; head: number; lag_events: number }[]
     for (;;) {
-      status = (await cli(code.root, env, 'projections', 'status')).projections as typeof status
-      if (status.every((p) => p.lag === 0)) break
+      // `generations` since projections have generations (`projections` with `lag` before).
+      const answer = await cli(code.root, env, 'projections', 'status')
+      status = (answer.generations ?? answer.projections) as typeof status
+      if (status.every((g) => (g.lag_events ?? (g as unknown as { lag: number }).lag) === 0 || g.state === 'previous' || g.state === 'retired')) break
       await sleep(100)
     }
     const currentAfter = (performance.now() - started) / 1000

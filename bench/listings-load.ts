@@ -1,6 +1,6 @@
 /**
- * A synthetic market of N listings written straight into the listings read model (listings_v1,
- * listing_history_v1, listing_zones_v1) with one set-based SQL statement per chunk, for
+ * A synthetic market of N listings written straight into the live generation of the listings read
+ * model (listings, history and zones tables) with one set-based SQL statement per chunk, for
  * bench/listings.ts. Ingesting a million listings through the event store is a separate concern
  * (and would take far longer than the search it is here to measure); `checkLoader` proves on a
  * sample that the rows are exactly those the listings projection writes for the equivalent feed.
@@ -12,7 +12,8 @@
  * (0-2 price changes, verification, delisting). About 70 % end up active + verified + broker (what
  * /listings serves); the rest are scraped, unverified or delisted.
  */
-import { listingsProjection, HISTORY_TABLE, LISTINGS_TABLE, ZONES_TABLE } from '../projections/listings.ts'
+import { type ListingsTables, listingsProjection } from '../projections/listings.ts'
+import { liveTables } from '../projections/live.ts'
 import { ProjectionRunner } from '../projections/runner.ts'
 import type { Db } from '../src/db/port.ts'
 import { toIso, toNumber } from '../src/db/port.ts'
@@ -173,10 +174,10 @@ const GENERATE = `
 const usd = (local: string) => `round((${local})::numeric / fx_rate::numeric, 2)`
 
 /** Inserts listings $1 ≤ n < $2 into the three tables; one statement, so a chunk is all or nothing. */
-const LOAD_CHUNK = `
+const loadChunk = (t: ListingsTables) => `
   with ${GENERATE},
   listings as (
-    insert into ${LISTINGS_TABLE} (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type, title,
+    insert into ${t.listings} (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type, title,
       area_m2, bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd,
       verified_at, status)
     select listing_id, observed_at, source, source_id, country, zone_no, operation, property_type, title,
@@ -187,8 +188,8 @@ const LOAD_CHUNK = `
       from listing
   ),
   history as (
-    insert into ${HISTORY_TABLE} (listing_id, since_revision, country, zone_no, operation, price_usd, ppm2_usd, valid_from, valid_to)
-    select listing_id, i.revision, country, zone_no, operation, i.price_usd, round(i.price_usd / area_m2::numeric, 2), i.valid_from, i.valid_to
+    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, price_usd, ppm2_usd, valid_from, valid_to)
+    select listing_id, i.revision, country, zone_no, operation, i.price_usd, i.price_usd::numeric(46, 30) / area_m2::numeric, i.valid_from, i.valid_to
       from listing
       cross join lateral (values
         (0, ${usd('p0')}, t_seen, coalesce(t_p1, t_del)),
@@ -200,9 +201,9 @@ const LOAD_CHUNK = `
   select count(*) as listings from listing`
 
 /** The latest event of any listing in a zone is the time the projection gives the zone. */
-const LOAD_ZONES = `
-  insert into ${ZONES_TABLE} (country, zone_no, updated_at)
-  select country, zone_no, max(observed_at) from ${LISTINGS_TABLE} group by country, zone_no
+const loadZones = (t: ListingsTables) => `
+  insert into ${t.zones} (country, zone_no, updated_at)
+  select country, zone_no, max(observed_at) from ${t.listings} group by country, zone_no
   on conflict (country, zone_no) do update set updated_at = excluded.updated_at`
 
 export type LoadSummary = { listings: number; public: number; history: number; zones: number; loadedNow: number; seconds: number; vacuumed: boolean }
@@ -214,8 +215,12 @@ export type LoadSummary = { listings: number; public: number; history: number; z
  */
 export async function loadListings(db: Db, count: number, progress: (line: string) => void): Promise<LoadSummary> {
   const started = Date.now()
-  for (const ddl of listingsProjection.schema) await db.query(ddl)
-  const [{ n: present }] = (await db.query<{ n: unknown }>(`select count(*) as n from ${LISTINGS_TABLE}`)) as [{ n: unknown }]
+  // The registry and the live generation, whose tables are then filled directly.
+  const store = await openSqlEventStore(db)
+  await new ProjectionRunner(db, store, [listingsProjection]).prepare()
+  await store.close()
+  const t = (await liveTables(db).of(listingsProjection)).tables
+  const [{ n: present }] = (await db.query<{ n: unknown }>(`select count(*) as n from ${t.listings}`)) as [{ n: unknown }]
   const have = toNumber(present)
   if (have > count || (have % CHUNK !== 0 && have !== count)) {
     throw new Error(`the schema holds ${have} listings, not a resumable prefix of ${count}: drop the schema and run again`)
@@ -226,7 +231,7 @@ export async function loadListings(db: Db, count: number, progress: (line: strin
   if (have < count) {
     const indexes = await db.query<{ name: string }>(
       `select indexname as name from pg_indexes
-        where schemaname = current_schema() and tablename in ('${LISTINGS_TABLE}', '${HISTORY_TABLE}') and indexname not like '%_pkey'`,
+        where schemaname = current_schema() and tablename in ('${t.listings}', '${t.history}') and indexname not like '%_pkey'`,
     )
     for (const { name } of indexes) await db.query(`drop index ${name}`)
   }
@@ -236,7 +241,7 @@ export async function loadListings(db: Db, count: number, progress: (line: strin
     await db.transaction(async (tx) => {
       // JIT compiling this long expression list costs ~20 s per chunk and saves nothing.
       await tx.query('set local jit = off')
-      await tx.query(LOAD_CHUNK, [lo, hi, MARKET_END])
+      await tx.query(loadChunk(t), [lo, hi, MARKET_END])
     })
     loadedNow += hi - lo
     const rate = (hi - lo) / ((Date.now() - chunkStarted) / 1000)
@@ -244,22 +249,22 @@ export async function loadListings(db: Db, count: number, progress: (line: strin
   }
   if (loadedNow > 0) {
     progress('indexing …')
-    for (const ddl of listingsProjection.schema) await db.query(ddl)
+    for (const ddl of listingsProjection.indexes(t)) await db.query(ddl)
   }
-  await db.query(LOAD_ZONES)
+  await db.query(loadZones(t))
   const [stats] = await db.query<{ vacuumed: unknown }>(
     `select last_vacuum is not null and last_analyze is not null as vacuumed from pg_stat_user_tables
       where relid = $1::regclass`,
-    [LISTINGS_TABLE],
+    [t.listings],
   )
   const vacuum = loadedNow > 0 || stats?.vacuumed !== true
   if (vacuum) {
     progress('VACUUM ANALYZE …')
-    for (const table of [LISTINGS_TABLE, HISTORY_TABLE, ZONES_TABLE]) await db.exec(`vacuum analyze ${table}`)
+    for (const table of [t.listings, t.history, t.zones]) await db.exec(`vacuum analyze ${table}`)
   }
   const [totals] = await db.query<{ listings: unknown; public: unknown; history: unknown; zones: unknown }>(
-    `select (select count(*) from ${LISTINGS_TABLE}) as listings, (select count(*) from ${LISTINGS_TABLE} where public) as public,
-            (select count(*) from ${HISTORY_TABLE}) as history, (select count(*) from ${ZONES_TABLE}) as zones`,
+    `select (select count(*) from ${t.listings}) as listings, (select count(*) from ${t.listings} where public) as public,
+            (select count(*) from ${t.history}) as history, (select count(*) from ${t.zones}) as zones`,
   )
   return {
     listings: toNumber(totals!.listings),
@@ -353,10 +358,11 @@ export async function checkLoader(databaseUrl: string, sample: number): Promise<
     const events = toNumber((await eventDb.query<{ n: unknown }>('select count(*) as n from mirador_events'))[0]!.n)
     const differences: string[] = []
     const counts = { listings: 0, history: 0 }
+    const t = (await liveTables(eventDb).of(listingsProjection)).tables
     for (const [table, key] of [
-      [LISTINGS_TABLE, 'listings'],
-      [HISTORY_TABLE, 'history'],
-      [ZONES_TABLE, null],
+      [t.listings, 'listings'],
+      [t.history, 'history'],
+      [t.zones, null],
     ] as const) {
       const [row] = await loadDb.query<{ only_loaded: unknown; only_projected: unknown; n: unknown }>(
         `select (select count(*) from (select * from ${loaded}.${table} except all select * from ${projected}.${table}) x) as only_loaded,

@@ -215,7 +215,7 @@ console.log(
 )
 const [{ server_version: postgresVersion }] = (await db.query<{ server_version: string }>('show server_version')) as [{ server_version: string }]
 const [{ size: tableSize }] = (await db.query<{ size: string }>(
-  `select pg_size_pretty(pg_total_relation_size('listings_v1') + pg_total_relation_size('listing_history_v1')) as size`,
+  `select pg_size_pretty(pg_total_relation_size('listings_v2') + pg_total_relation_size('listing_history_v2')) as size`,
 )) as [{ size: string }]
 await db.close()
 
@@ -367,7 +367,7 @@ const body = [
   'benchmark process over loopback (sequential: one at a time, targets interleaved request by request) and from `wrk` (throughput).',
   '',
   '**The listings were loaded straight into the read model, not through events.** `bench/listings-load.ts` writes',
-  '`listings_v1`, `listing_history_v1` and `listing_zones_v1` with one set-based SQL statement per 50,000 listings (every attribute a',
+  'the live generation of `listings`, `listing_history` and `listing_zones` with one set-based SQL statement per 50,000 listings (every attribute a',
   'hash of the listing number: 8 countries by market size and their 12–18 zones, both operations, six property types, local',
   'currency or USD, 0–2 price changes, ~180 days of history; ~70 % active + verified + broker, the rest scraped, unverified or',
   'delisted), then `VACUUM ANALYZE`. What is measured here is search over a large read model; ingesting a million listings',

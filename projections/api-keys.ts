@@ -1,19 +1,18 @@
 import type { RecordedEvent } from '../src/eventstore/port.ts'
 import { KeyEventSchemas, type KeyEvent } from '../src/keys/key.ts'
-import { type Projection, type RowChange, sql } from './projection.ts'
-
-export const API_KEYS_TABLE = 'api_keys_v1'
+import { type Projection, type RowChange, sql, type Tables } from './projection.ts'
 
 const isKeyEvent = (event: { type: string }): event is KeyEvent => event.type in KeyEventSchemas
 
 /** One row per key, looked up by the SHA-256 of the key. Never holds a plaintext key. */
-export const apiKeysProjection: Projection = {
+export const apiKeysProjection: Projection<'keys'> = {
   name: 'api_keys',
   version: 1,
   categories: ['apikey'],
-  tables: [API_KEYS_TABLE],
-  schema: [
-    `create table if not exists ${API_KEYS_TABLE} (
+  tables: { keys: 'api_keys' },
+  servedCurrentOnly: true,
+  schema: (t) => [
+    `create table if not exists ${t.keys} (
       key_id text primary key,
       owner_id text not null,
       key_hash text not null unique,
@@ -28,10 +27,12 @@ export const apiKeysProjection: Projection = {
       revoke_reason text,
       position bigint not null
     )`,
-    `create index if not exists ${API_KEYS_TABLE}_owner on ${API_KEYS_TABLE} (owner_id, issued_at)`,
-    `create index if not exists ${API_KEYS_TABLE}_position on ${API_KEYS_TABLE} (position)`,
   ],
-  apply(event: RecordedEvent): RowChange[] {
+  indexes: (t) => [
+    `create index if not exists ${t.keys}_owner on ${t.keys} (owner_id, issued_at)`,
+    `create index if not exists ${t.keys}_position on ${t.keys} (position)`,
+  ],
+  apply(event: RecordedEvent, t: Tables<'keys'>): RowChange[] {
     const domain = { type: event.type, data: event.data }
     if (!isKeyEvent(domain)) return []
     switch (domain.type) {
@@ -39,7 +40,7 @@ export const apiKeysProjection: Projection = {
         const d = domain.data
         return [
           sql(
-            `insert into ${API_KEYS_TABLE}
+            `insert into ${t.keys}
                (key_id, owner_id, key_hash, hint, scopes, label, status, issued_by, issued_at, position)
              values ($1, $2, $3, $4, $5::text::jsonb, $6, 'active', $7, $8, $9)`,
             d.key_id,
@@ -58,7 +59,7 @@ export const apiKeysProjection: Projection = {
         const d = domain.data
         return [
           sql(
-            `update ${API_KEYS_TABLE}
+            `update ${t.keys}
                 set status = 'revoked', revoked_by = $2, revoked_at = $3, revoke_reason = $4, position = $5
               where key_id = $1`,
             d.key_id,

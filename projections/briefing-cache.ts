@@ -1,21 +1,19 @@
 import { isBriefingEvent, QUOTA_CATEGORY } from '../src/briefings/events.ts'
 import type { RecordedEvent } from '../src/eventstore/port.ts'
-import { type Projection, type RowChange, sql } from './projection.ts'
-
-export const BRIEFING_CACHE_TABLE = 'briefing_cache_v1'
+import { type Projection, type RowChange, sql, type Tables } from './projection.ts'
 
 /**
  * The 24-hour briefing cache, one row per cache key: the newest generated briefing for it.
  * Rows whose expiry is at or before a new generation's time are dropped as that event is
  * applied, so the table holds about a day of briefings; only event times are used, never the clock.
  */
-export const briefingCacheProjection: Projection = {
+export const briefingCacheProjection: Projection<'cache'> = {
   name: 'briefing_cache',
   version: 1,
   categories: [QUOTA_CATEGORY],
-  tables: [BRIEFING_CACHE_TABLE],
-  schema: [
-    `create table if not exists ${BRIEFING_CACHE_TABLE} (
+  tables: { cache: 'briefing_cache' },
+  schema: (t) => [
+    `create table if not exists ${t.cache} (
       cache_key text primary key,
       briefing_id text not null,
       persona text not null,
@@ -29,18 +27,18 @@ export const briefingCacheProjection: Projection = {
       expires_at timestamptz not null,
       position bigint not null
     )`,
-    `create index if not exists ${BRIEFING_CACHE_TABLE}_expires on ${BRIEFING_CACHE_TABLE} (expires_at)`,
   ],
-  apply(event: RecordedEvent): RowChange[] {
+  indexes: (t) => [`create index if not exists ${t.cache}_expires on ${t.cache} (expires_at)`],
+  apply(event: RecordedEvent, t: Tables<'cache'>): RowChange[] {
     const domain = { type: event.type, data: event.data }
     if (!isBriefingEvent(domain)) return []
     switch (domain.type) {
       case 'BriefingGenerated': {
         const d = domain.data
         return [
-          sql(`delete from ${BRIEFING_CACHE_TABLE} where expires_at <= $1`, d.at),
+          sql(`delete from ${t.cache} where expires_at <= $1`, d.at),
           sql(
-            `insert into ${BRIEFING_CACHE_TABLE}
+            `insert into ${t.cache}
                (cache_key, briefing_id, persona, verdict, confidence, headline, body_md, writer, model, generated_at, expires_at, position)
              values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
              on conflict (cache_key) do update set
@@ -48,7 +46,7 @@ export const briefingCacheProjection: Projection = {
                confidence = excluded.confidence, headline = excluded.headline, body_md = excluded.body_md,
                writer = excluded.writer, model = excluded.model, generated_at = excluded.generated_at,
                expires_at = excluded.expires_at, position = excluded.position
-             where ${BRIEFING_CACHE_TABLE}.generated_at <= excluded.generated_at`,
+             where ${t.cache}.generated_at <= excluded.generated_at`,
             d.cache_key,
             d.briefing_id,
             d.persona,

@@ -1,30 +1,37 @@
 import type { RecordedEvent } from '../src/eventstore/port.ts'
 import { isListingEvent, LISTING_CATEGORY, type ListingDetails, type ListingEvent, type ListingEventType } from '../src/listings/listing.ts'
 import { zoneNumberOfName } from '../src/market/zone-name.ts'
-import { type Projection, type RowChange, sql } from './projection.ts'
+import { type Projection, type RowChange, sql, type Tables } from './projection.ts'
 
 /**
  * The market read model, from listing events only (event times, never the clock):
- * - LISTINGS: every listing's current state; `public` marks what /listings may show
+ * - listings: every listing's current state; `public` marks what /listings may show
  *   (active, verified, broker) and partial indexes serve that search at any size;
- * - HISTORY: one row per interval during which a listing was active with a given zone, operation
+ * - history: one row per interval during which a listing was active with a given zone, operation
  *   and price, so zone statistics can be reconstructed as of any past time;
- * - ZONES: every zone ever seen per country, with the time of its latest listing event.
+ * - zones: every zone ever seen per country, with the time of its latest listing event.
  * Zone statistics are computed from these tables at query time (src/zones/queries.ts).
+ *
+ * Version 2: price per m² is kept exact (`price_usd / area_m2` in decimal to 30 places, never
+ * rounded per listing), so medians are taken over exact values and rounded once, when published.
+ * Version 1 stored it rounded to cents, and an even count's median averaged rounded values.
+ * Readers of version 2 can read version 1's tables (same columns), which the API serves while
+ * version 2 is being built.
  */
-export const LISTINGS_TABLE = 'listings_v1'
-export const HISTORY_TABLE = 'listing_history_v1'
-export const ZONES_TABLE = 'listing_zones_v1'
-export const LISTINGS_PROJECTION = { name: 'listings', version: 1 } as const
-/** The name under which the runner keeps this projection's checkpoint. */
-export const LISTINGS_CHECKPOINT = `${LISTINGS_PROJECTION.name}_v${LISTINGS_PROJECTION.version}`
+export type ListingsTables = Tables<'listings' | 'history' | 'zones'>
+
+/**
+ * Exact price per m² of a listing: the USD price (whole cents) over the area, in decimal with 30
+ * places (correctly rounded there), far below any cent a median could be published with.
+ */
+export const EXACT_PPM2 = 'price_usd::numeric(46, 30) / area_m2::numeric'
 
 /** An index over the listings /listings may show (active, verified, broker), the only ones it searches. */
-const publicIndex = (name: string, columns: string) =>
-  `create index if not exists ${LISTINGS_TABLE}_${name} on ${LISTINGS_TABLE} (${columns}) where public`
+const publicIndex = (t: ListingsTables, name: string, columns: string) =>
+  `create index if not exists ${t.listings}_${name} on ${t.listings} (${columns}) where public`
 
-const SCHEMA = [
-  `create table if not exists ${LISTINGS_TABLE} (
+const schema = (t: ListingsTables) => [
+  `create table if not exists ${t.listings} (
     listing_id text primary key,
     source text not null,
     source_id text not null,
@@ -44,45 +51,48 @@ const SCHEMA = [
     currency text not null,
     fx_rate double precision not null,
     price_usd numeric(16, 2) not null,
-    ppm2_usd numeric(16, 2) generated always as (round(price_usd / area_m2::numeric, 2)) stored,
+    ppm2_usd numeric generated always as (${EXACT_PPM2}) stored,
     verified_at timestamptz,
     status text not null,
     public boolean generated always as (status = 'active' and source = 'broker' and verified_at is not null) stored,
     observed_at timestamptz not null
   )`,
-  `create index if not exists ${LISTINGS_TABLE}_active on ${LISTINGS_TABLE} (country, zone_no) where status = 'active'`,
-  // /listings: every filter combination starts with the country; each sort has an index ending in
-  // the unique id (the tie-breaker), so a page is an index range scan whatever the table size.
-  // Price orders also come per operation and per property type: rents are all cheaper than sales,
-  // so walking a price index that mixes both to find the cheapest sale (or the dearest rent) skips
-  // most of a country, and counting a type in a price range would scan the whole country.
-  publicIndex('newest', 'country, listed_at desc, listing_id desc'),
-  publicIndex('price', 'country, price_usd, listing_id'),
-  publicIndex('operation_price', 'country, operation, price_usd, listing_id'),
-  publicIndex('kind_price', 'country, property_type, price_usd, listing_id'),
-  publicIndex('zone_newest', 'country, zone_no, listed_at desc, listing_id desc'),
-  publicIndex('zone_price', 'country, zone_no, price_usd, listing_id'),
-  publicIndex('zone_operation_price', 'country, zone_no, operation, price_usd, listing_id'),
-  publicIndex('zone_kind_price', 'country, zone_no, operation, property_type, price_usd, listing_id'),
-  `create table if not exists ${HISTORY_TABLE} (
+  `create table if not exists ${t.history} (
     listing_id text not null,
     since_revision integer not null,
     country text not null,
     zone_no integer not null,
     operation text not null,
     price_usd numeric(16, 2) not null,
-    ppm2_usd numeric(16, 2) not null,
+    ppm2_usd numeric not null,
     valid_from timestamptz not null,
     valid_to timestamptz,
     primary key (listing_id, since_revision)
   )`,
-  `create index if not exists ${HISTORY_TABLE}_zone on ${HISTORY_TABLE} (country, zone_no, valid_from)`,
-  `create table if not exists ${ZONES_TABLE} (
+  `create table if not exists ${t.zones} (
     country text not null,
     zone_no integer not null,
     updated_at timestamptz not null,
     primary key (country, zone_no)
   )`,
+]
+
+const indexes = (t: ListingsTables) => [
+  `create index if not exists ${t.listings}_active on ${t.listings} (country, zone_no) where status = 'active'`,
+  // /listings: every filter combination starts with the country; each sort has an index ending in
+  // the unique id (the tie-breaker), so a page is an index range scan whatever the table size.
+  // Price orders also come per operation and per property type: rents are all cheaper than sales,
+  // so walking a price index that mixes both to find the cheapest sale (or the dearest rent) skips
+  // most of a country, and counting a type in a price range would scan the whole country.
+  publicIndex(t, 'newest', 'country, listed_at desc, listing_id desc'),
+  publicIndex(t, 'price', 'country, price_usd, listing_id'),
+  publicIndex(t, 'operation_price', 'country, operation, price_usd, listing_id'),
+  publicIndex(t, 'kind_price', 'country, property_type, price_usd, listing_id'),
+  publicIndex(t, 'zone_newest', 'country, zone_no, listed_at desc, listing_id desc'),
+  publicIndex(t, 'zone_price', 'country, zone_no, price_usd, listing_id'),
+  publicIndex(t, 'zone_operation_price', 'country, zone_no, operation, price_usd, listing_id'),
+  publicIndex(t, 'zone_kind_price', 'country, zone_no, operation, property_type, price_usd, listing_id'),
+  `create index if not exists ${t.history}_zone on ${t.history} (country, zone_no, valid_from)`,
 ]
 
 /** Fields of a listing that zone statistics depend on: changing one closes its history interval. */
@@ -105,53 +115,61 @@ const DETAIL_COLUMNS = `country text, zone_no integer, operation text, property_
 const PRICE_COLUMNS = 'price_local double precision, currency text, fx_rate double precision, price_usd numeric'
 const RETURNING = 'returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.price_usd, l.ppm2_usd'
 /** Opens a history interval, from the event, for each listing of `listing` that is active (and `where`). */
-const openInterval = (where = 'true') => `opened as (
-  insert into ${HISTORY_TABLE} (listing_id, since_revision, country, zone_no, operation, price_usd, ppm2_usd, valid_from)
+const openInterval = (t: ListingsTables, where = 'true') => `opened as (
+  insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, price_usd, ppm2_usd, valid_from)
   select l.listing_id, x.revision, l.country, l.zone_no, l.operation, l.price_usd, l.ppm2_usd, x.at
     from listing l join x using (listing_id) where l.status = 'active' and ${where})`
-const closeInterval = (where = 'true') => `closed as (
-  update ${HISTORY_TABLE} h set valid_to = x.at from x where h.listing_id = x.listing_id and h.valid_to is null and ${where})`
+const closeInterval = (t: ListingsTables, where = 'true') => `closed as (
+  update ${t.history} h set valid_to = x.at from x where h.listing_id = x.listing_id and h.valid_to is null and ${where})`
 /** Marks the zones of `touched` (listing_id, country, zone_no) as updated at the latest of their events. */
-const touchZones = (touched: string) => `
-  insert into ${ZONES_TABLE} (country, zone_no, updated_at)
+const touchZones = (t: ListingsTables, touched: string) => `
+  insert into ${t.zones} (country, zone_no, updated_at)
   select t.country, t.zone_no, max(x.at) from ${touched} t join x using (listing_id) group by t.country, t.zone_no
-  on conflict (country, zone_no) do update set updated_at = greatest(${ZONES_TABLE}.updated_at, excluded.updated_at)`
+  on conflict (country, zone_no) do update set updated_at = greatest(${t.zones}.updated_at, excluded.updated_at)`
 /** An update of the listings named in `x`; `set` may use x's columns. */
-const updateListing = (set: string) =>
-  `listing as (update ${LISTINGS_TABLE} l set observed_at = x.at, ${set} from x where l.listing_id = x.listing_id ${RETURNING})`
+const updateListing = (t: ListingsTables, set: string) =>
+  `listing as (update ${t.listings} l set observed_at = x.at, ${set} from x where l.listing_id = x.listing_id ${RETURNING})`
 
-const STATEMENTS: Record<ListingEventType, string> = {
+const statementsFor = (t: ListingsTables): Record<ListingEventType, string> => ({
   ListingIngested: `with ${input(`listing_id text, at timestamptz, revision integer, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}`)},
     listing as (
-      insert into ${LISTINGS_TABLE} as l (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type,
+      insert into ${t.listings} as l (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type,
         title, area_m2, bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, status)
       select listing_id, at, source, source_id, country, zone_no, operation, property_type, title, area_m2, bedrooms, bathrooms,
         broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, 'active' from x
       ${RETURNING}
-    ), ${openInterval()}
-    ${touchZones('listing')}`,
+    ), ${openInterval(t)}
+    ${touchZones(t, 'listing')}`,
   // A change of a statistical field (`reopen`) closes the listing's interval and opens a new one.
   ListingDetailsChanged: `with ${input(`listing_id text, at timestamptz, revision integer, reopen boolean, ${DETAIL_COLUMNS}`)},
-    previous as (select l.listing_id, l.country, l.zone_no from ${LISTINGS_TABLE} l join x using (listing_id)),
-    ${updateListing(`country = x.country, zone_no = x.zone_no, operation = x.operation, property_type = x.property_type,
+    previous as (select l.listing_id, l.country, l.zone_no from ${t.listings} l join x using (listing_id)),
+    ${updateListing(t, `country = x.country, zone_no = x.zone_no, operation = x.operation, property_type = x.property_type,
       title = x.title, area_m2 = x.area_m2, bedrooms = x.bedrooms, bathrooms = x.bathrooms, broker_id = x.broker_id,
       broker_name = x.broker_name, url = x.url, listed_at = x.listed_at`)},
-    ${closeInterval('x.reopen')}, ${openInterval('x.reopen')},
+    ${closeInterval(t, 'x.reopen')}, ${openInterval(t, 'x.reopen')},
     zones as (select listing_id, country, zone_no from previous union select listing_id, country, zone_no from listing)
-    ${touchZones('zones')}`,
+    ${touchZones(t, 'zones')}`,
   ListingPriceChanged: `with ${input(`listing_id text, at timestamptz, revision integer, ${PRICE_COLUMNS}`)},
-    ${updateListing('price_local = x.price_local, currency = x.currency, fx_rate = x.fx_rate, price_usd = x.price_usd')},
-    ${closeInterval()}, ${openInterval()}
-    ${touchZones('listing')}`,
+    ${updateListing(t, 'price_local = x.price_local, currency = x.currency, fx_rate = x.fx_rate, price_usd = x.price_usd')},
+    ${closeInterval(t)}, ${openInterval(t)}
+    ${touchZones(t, 'listing')}`,
   ListingVerified: `with ${input('listing_id text, at timestamptz, verified_at timestamptz')},
-    ${updateListing('verified_at = x.verified_at')}
-    ${touchZones('listing')}`,
+    ${updateListing(t, 'verified_at = x.verified_at')}
+    ${touchZones(t, 'listing')}`,
   ListingDelisted: `with ${input('listing_id text, at timestamptz')},
-    ${updateListing(`status = 'delisted'`)}, ${closeInterval()}
-    ${touchZones('listing')}`,
+    ${updateListing(t, `status = 'delisted'`)}, ${closeInterval(t)}
+    ${touchZones(t, 'listing')}`,
   ListingRelisted: `with ${input('listing_id text, at timestamptz, revision integer')},
-    ${updateListing(`status = 'active'`)}, ${openInterval()}
-    ${touchZones('listing')}`,
+    ${updateListing(t, `status = 'active'`)}, ${openInterval(t)}
+    ${touchZones(t, 'listing')}`,
+})
+
+/** Statements per generation (their text names its tables), built once per generation. */
+const statementCache = new Map<string, Record<ListingEventType, string>>()
+const statements = (t: ListingsTables) => {
+  let built = statementCache.get(t.listings)
+  if (!built) statementCache.set(t.listings, (built = statementsFor(t)))
+  return built
 }
 
 const detailsRow = (d: ListingDetails) => ({
@@ -204,7 +222,7 @@ function inputRow(event: ListingEvent, revision: number): Record<string, unknown
  * holds the k-th event of every listing in the batch), applied in order, and within a round all
  * events of one type make one statement: a few statements per batch instead of one per event.
  */
-function batchChanges(events: readonly RecordedEvent[]): RowChange[] {
+function batchChanges(events: readonly RecordedEvent[], t: ListingsTables): RowChange[] {
   const rounds: Map<ListingEventType, Record<string, unknown>[]>[] = []
   const eventsOfListing = new Map<string, number>()
   for (const event of events) {
@@ -217,14 +235,17 @@ function batchChanges(events: readonly RecordedEvent[]): RowChange[] {
     rows.push(inputRow(domain, event.revision))
     round.set(domain.type, rows)
   }
-  return rounds.flatMap((round) => [...round].map(([type, rows]) => sql(STATEMENTS[type], JSON.stringify(rows))))
+  const text = statements(t)
+  return rounds.flatMap((round) => [...round].map(([type, rows]) => sql(text[type], JSON.stringify(rows))))
 }
 
-export const listingsProjection: Projection = {
-  ...LISTINGS_PROJECTION,
+export const listingsProjection: Projection<'listings' | 'history' | 'zones'> = {
+  name: 'listings',
+  version: 2,
   categories: [LISTING_CATEGORY],
-  tables: [LISTINGS_TABLE, HISTORY_TABLE, ZONES_TABLE],
-  schema: SCHEMA,
-  apply: (event) => batchChanges([event]),
+  tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones' },
+  schema,
+  indexes,
+  apply: (event, t) => batchChanges([event], t),
   applyBatch: batchChanges,
 }

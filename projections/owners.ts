@@ -1,17 +1,18 @@
 import type { RecordedEvent } from '../src/eventstore/port.ts'
 import { isOwnerEvent } from '../src/owners/owner.ts'
-import { type Projection, type RowChange, sql } from './projection.ts'
+import { type Projection, type RowChange, sql, type Tables } from './projection.ts'
 
-export const OWNERS_TABLE = 'owners_v1'
+type T = Tables<'owners'>
 
 /** One row per owner: tier and status, for the CLI and the auth index. */
-export const ownersProjection: Projection = {
+export const ownersProjection: Projection<'owners'> = {
   name: 'owners',
   version: 1,
   categories: ['owner'],
-  tables: [OWNERS_TABLE],
-  schema: [
-    `create table if not exists ${OWNERS_TABLE} (
+  tables: { owners: 'owners' },
+  servedCurrentOnly: true,
+  schema: (t) => [
+    `create table if not exists ${t.owners} (
       owner_id text primary key,
       tier text not null,
       status text not null,
@@ -19,9 +20,9 @@ export const ownersProjection: Projection = {
       updated_at timestamptz not null,
       position bigint not null
     )`,
-    `create index if not exists ${OWNERS_TABLE}_position on ${OWNERS_TABLE} (position)`,
   ],
-  apply(event: RecordedEvent): RowChange[] {
+  indexes: (t) => [`create index if not exists ${t.owners}_position on ${t.owners} (position)`],
+  apply(event: RecordedEvent, t: T): RowChange[] {
     const domain = { type: event.type, data: event.data }
     if (!isOwnerEvent(domain)) return []
     const { data } = domain
@@ -29,7 +30,7 @@ export const ownersProjection: Projection = {
       case 'OwnerRegistered':
         return [
           sql(
-            `insert into ${OWNERS_TABLE} (owner_id, tier, status, registered_at, updated_at, position)
+            `insert into ${t.owners} (owner_id, tier, status, registered_at, updated_at, position)
              values ($1, $2, 'active', $3, $3, $4)`,
             data.owner_id,
             domain.data.tier,
@@ -38,11 +39,11 @@ export const ownersProjection: Projection = {
           ),
         ]
       case 'OwnerTierChanged':
-        return [update(data.owner_id, 'tier', domain.data.to, data.at, event.position)]
+        return [update(t, data.owner_id, 'tier', domain.data.to, data.at, event.position)]
       case 'OwnerDeactivated':
-        return [update(data.owner_id, 'status', 'inactive', data.at, event.position)]
+        return [update(t, data.owner_id, 'status', 'inactive', data.at, event.position)]
       case 'OwnerReactivated':
-        return [update(data.owner_id, 'status', 'active', data.at, event.position)]
+        return [update(t, data.owner_id, 'status', 'active', data.at, event.position)]
       default: {
         const never: never = domain
         throw new Error(`unhandled ${JSON.stringify(never)}`)
@@ -51,9 +52,9 @@ export const ownersProjection: Projection = {
   },
 }
 
-const update = (ownerId: string, column: 'tier' | 'status', value: string, at: string, position: number) =>
+const update = (t: T, ownerId: string, column: 'tier' | 'status', value: string, at: string, position: number) =>
   sql(
-    `update ${OWNERS_TABLE} set ${column} = $2, updated_at = $3, position = $4 where owner_id = $1`,
+    `update ${t.owners} set ${column} = $2, updated_at = $3, position = $4 where owner_id = $1`,
     ownerId,
     value,
     at,

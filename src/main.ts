@@ -19,7 +19,8 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, openKeyIndex, openStorage } from './system.ts'
+import { briefingServiceOn, openKeyIndex, openStorage, projectionLagOf } from './system.ts'
+import { liveTables } from '../projections/live.ts'
 
 const log = jsonLogger
 const reportError = (error: unknown) =>
@@ -90,7 +91,8 @@ try {
 }
 
 async function start() {
-  const storage = await openStorage(config)
+  const storage = await openStorage(config, reportError)
+  liveTables(storage.db).onChange((projection, generation) => log.info('generation_live', { projection, generation: generation.id }))
   if (config.demoOnEmpty && (await lacksMarketData(storage.store))) {
     // A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed.
     const seeding = Date.now()
@@ -119,6 +121,7 @@ async function start() {
     accessLog: config.accessLog,
     db: storage.db,
     briefings: briefingServiceOn(storage, config, systemClock, cryptoRandom),
+    projectionLag: projectionLagOf(storage),
   })
   http.reload({ fetch: (request) => app.handle(request) })
 

@@ -16,8 +16,10 @@ import { BriefingReadModel } from './briefings/read-model.ts'
 import { type BriefingService, briefingService } from './briefings/service.ts'
 import type { BriefingWriter } from './briefings/writer.ts'
 import type { Clock, RandomSource } from './shared/random.ts'
+import type { ProjectionLagReader } from './health/routes.ts'
 import { ProjectionRunner } from '../projections/runner.ts'
 import { allProjections } from '../projections/index.ts'
+import { liveTables } from '../projections/live.ts'
 
 /** The storage side of the system: one database, the event store on it, and the read models. */
 export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; close(): Promise<void> }
@@ -31,7 +33,10 @@ export const embeddedStoreExists = (dataDir: string) => existsSync(join(embedded
  * The one place where configuration picks the adapters: read models in PostgreSQL or PGlite, events
  * beside them or, with ESDB_CONNECTION_STRING, in KurrentDB.
  */
-export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'esdbConnectionString'>): Promise<Storage> {
+export async function openStorage(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'esdbConnectionString'>,
+  onError?: (error: unknown) => void,
+): Promise<Storage> {
   let db: Db
   if (config.databaseUrl) {
     db = await openPostgres(config.databaseUrl)
@@ -40,24 +45,35 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'dataDir'
     db = await openPglite(embeddedStoreDir(config.dataDir))
   }
   try {
-    return await storageOn(db, config.esdbConnectionString ? await openEsdbEventStore(config.esdbConnectionString) : undefined)
+    const eventStore = config.esdbConnectionString ? await openEsdbEventStore(config.esdbConnectionString) : undefined
+    return await storageOn(db, { eventStore, onError })
   } catch (error) {
     await db.close()
     throw error
   }
 }
 
-/** Event store and read models on an open database (tests pass an in-memory PGlite or a schema); events in `db` unless a store is given. */
-export async function storageOn(db: Db, eventStore?: EventStore): Promise<Storage> {
-  const store = eventStore ?? (await openSqlEventStore(db))
+/**
+ * Event store and read models on an open database (tests pass an in-memory PGlite or a schema);
+ * events in `db` unless another store is given. Readers find the live generation of each read
+ * model in memory, told of every switch at once.
+ */
+export async function storageOn(
+  db: Db,
+  options: { eventStore?: EventStore; onError?: (error: unknown) => void } = {},
+): Promise<Storage> {
+  const store = options.eventStore ?? (await openSqlEventStore(db))
   const runner = new ProjectionRunner(db, store, allProjections)
   await runner.prepare()
+  const live = liveTables(db)
+  await live.follow(options.onError ?? (() => {}))
   return {
     db,
     store,
     runner,
     async close() {
       await runner.stop()
+      await live.stop()
       await store.close()
       await db.close()
     },
@@ -68,8 +84,32 @@ export async function openKeyIndex(storage: Storage, onError: (error: unknown) =
   const index = new KeyIndex(storage.db)
   await index.refresh()
   storage.runner.onApplied(() => void index.refresh().catch(onError))
+  // A promotion or rollback of owners or keys is loaded whole and swapped in at once.
+  liveTables(storage.db).onChange(() => void index.refresh().catch(onError))
   index.startPolling(250, onError)
   return index
+}
+
+/**
+ * The lag of the live generations and of builds in progress, for admin keys' /health: read at most
+ * once a second, so that polling /health costs the database nothing more.
+ */
+export function projectionLagOf(storage: Storage): ProjectionLagReader {
+  let cached: { at: number; value: ReturnType<ProjectionLagReader> } | null = null
+  return () => {
+    const now = Date.now()
+    if (cached && now - cached.at < 1000) return cached.value
+    const value = storage.runner.status().then((rows) =>
+      rows
+        .filter((g) => g.state !== 'previous' && g.state !== 'retired')
+        .map((g) => ({ projection: g.projection, generation: g.generation, state: g.state, lag_events: g.lag_events, lag_seconds: g.lag_seconds })),
+    )
+    cached = { at: now, value }
+    value.catch(() => {
+      if (cached?.value === value) cached = null
+    })
+    return value
+  }
 }
 
 /** Briefings on this storage: the writer is OpenAI when configured, else the local analyst. */

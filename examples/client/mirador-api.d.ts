@@ -292,6 +292,13 @@ export interface operations {
                             quota: string | number;
                             unlimited: boolean;
                         };
+                        projections?: {
+                            projection: string;
+                            generation: string;
+                            state: string;
+                            lag_events: string | number;
+                            lag_seconds: number;
+                        }[];
                         time: string;
                     };
                 };
@@ -413,7 +420,10 @@ export interface operations {
                             zone: string;
                             slug: string;
                             median_ppm2_usd: number | null;
+                            /** @description active listings, every operation and source */
                             n_active: number;
+                            /** @description active Venta listings: the count the sale medians beside it are taken over */
+                            n_sale: number;
                             median_dom: number | null;
                             median_price_usd: number | null;
                             change_30d_pct: number | null;
@@ -542,7 +552,10 @@ export interface operations {
                         slug: string;
                         /** @enum {string} */
                         country: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                        /** @description active listings, every operation and source */
                         n_active: number;
+                        /** @description active Venta listings: the count the sale medians beside it are taken over */
+                        n_sale: number;
                         median_ppm2_usd: number | null;
                         median_price_usd: number | null;
                         median_dom: number | null;
@@ -551,9 +564,11 @@ export interface operations {
                             property_type: "Apartamento" | "Casa" | "Terreno" | "Oficina" | "Local" | "Bodega";
                             /** @description active listings, every operation and source */
                             n_active: number;
-                            /** @description median USD per m² (Venta, except in by_operation) */
+                            /** @description active Venta listings: the count the sale medians beside it are taken over */
+                            n_sale: number;
+                            /** @description median USD per m² of its Venta listings */
                             median_ppm2_usd: number | null;
-                            /** @description median price in USD (Venta, except in by_operation) */
+                            /** @description median price in USD of its Venta listings */
                             median_price_usd: number | null;
                         }[];
                         by_bedrooms: {
@@ -561,19 +576,21 @@ export interface operations {
                             bedrooms: "0" | "1" | "2" | "3" | "4+";
                             /** @description active listings, every operation and source */
                             n_active: number;
-                            /** @description median USD per m² (Venta, except in by_operation) */
+                            /** @description active Venta listings: the count the sale medians beside it are taken over */
+                            n_sale: number;
+                            /** @description median USD per m² of its Venta listings */
                             median_ppm2_usd: number | null;
-                            /** @description median price in USD (Venta, except in by_operation) */
+                            /** @description median price in USD of its Venta listings */
                             median_price_usd: number | null;
                         }[];
                         by_operation: {
                             /** @enum {string} */
                             operation: "Venta" | "Renta";
-                            /** @description active listings, every operation and source */
+                            /** @description active listings of this operation: the count its medians are taken over */
                             n_active: number;
-                            /** @description median USD per m² (Venta, except in by_operation) */
+                            /** @description median USD per m² (per month for Renta) */
                             median_ppm2_usd: number | null;
-                            /** @description median price in USD (Venta, except in by_operation) */
+                            /** @description median price in USD (monthly rent for Renta) */
                             median_price_usd: number | null;
                         }[];
                         change_30d: {
@@ -582,6 +599,8 @@ export interface operations {
                             pct: number | null;
                             n_active_now: number;
                             n_active_then: number;
+                            n_sale_now: number;
+                            n_sale_then: number;
                         };
                         source_mix: {
                             /** @enum {string} */

@@ -1,3 +1,4 @@
+import { parseUntil } from '../audit/trail.ts'
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
 import { invalidRequest } from '../shared/errors.ts'
 import { type BriefingEvent, cacheHitStream, isBriefingEvent, quotaStream } from './events.ts'
@@ -6,10 +7,12 @@ import { type BriefingReplayed, replayStream } from './idempotency.ts'
 export type QuotaAuditEntry = {
   position: number
   at: string
-  event: BriefingEvent['type'] | 'BriefingReplayed'
+  type: BriefingEvent['type'] | 'BriefingReplayed'
+  /** The key that asked for the briefing. */
+  actor: string
   /** True for a generated briefing (one unit of quota), false for a cache hit or a replay (free). */
   charged: boolean
-  /** Units charged in the month up to and including this entry. */
+  /** The resulting state: units charged in the month up to and including this entry (what the API reported then). */
   used: number
   briefing_id: string
   key_id: string
@@ -31,14 +34,14 @@ const isAudited = (event: { type: string }): event is AuditedEvent => isBriefing
 const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/
 
 /**
- * Every charge, free cache hit and Idempotency-Key replay of `ownerId` in `month` (YYYY-MM), in the order they were
- * recorded, optionally only those at or before `until` (ISO time). Read from the event streams
- * themselves, so it answers for the record, not for a read model.
+ * Every charge, free cache hit and Idempotency-Key replay of `ownerId` in `month` (YYYY-MM), in the
+ * order they were recorded, optionally only those at or before `until` (ISO time), each with the
+ * running total. Read from the event streams themselves, so it answers for the record, not for a
+ * read model.
  */
 export async function quotaAudit(store: EventStore, ownerId: string, month: string, until?: string): Promise<QuotaAuditEntry[]> {
   if (!MONTH.test(month)) throw invalidRequest('month must be YYYY-MM', [{ field: 'month', message: 'Expected YYYY-MM' }])
-  const limit = until === undefined ? Number.POSITIVE_INFINITY : Date.parse(until)
-  if (Number.isNaN(limit)) throw invalidRequest('until must be an ISO time', [{ field: 'until', message: 'Expected an ISO 8601 time' }])
+  const limit = parseUntil(until)
 
   const streams = await store.readStreams([quotaStream(ownerId, month), cacheHitStream(ownerId, month), replayStream(ownerId, month)])
   const recorded: RecordedEvent[] = [...streams.values()].flat().sort((a, b) => a.position - b.position)
@@ -47,58 +50,32 @@ export async function quotaAudit(store: EventStore, ownerId: string, month: stri
   for (const record of recorded) {
     const event = { type: record.type, data: record.data }
     if (!isAudited(event) || Date.parse(event.data.at) > limit) continue
+    if (event.type === 'BriefingGenerated') used += 1
+    const common = {
+      position: record.position,
+      at: event.data.at,
+      type: event.type,
+      actor: event.data.key_id,
+      charged: event.type === 'BriefingGenerated',
+      used,
+      briefing_id: event.data.briefing_id,
+      key_id: event.data.key_id,
+      persona: event.data.persona,
+      cache_key: null,
+      writer: null,
+      model: null,
+      verdict: null,
+      idempotency_key: event.data.idempotency_key ?? null,
+    }
     switch (event.type) {
       case 'BriefingGenerated':
-        used += 1
-        entries.push({
-          position: record.position,
-          at: event.data.at,
-          event: event.type,
-          charged: true,
-          used,
-          briefing_id: event.data.briefing_id,
-          key_id: event.data.key_id,
-          persona: event.data.persona,
-          cache_key: event.data.cache_key,
-          writer: event.data.writer,
-          model: event.data.model,
-          verdict: event.data.result.verdict,
-          idempotency_key: event.data.idempotency_key ?? null,
-        })
+        entries.push({ ...common, cache_key: event.data.cache_key, writer: event.data.writer, model: event.data.model, verdict: event.data.result.verdict })
         break
       case 'BriefingServedFromCache':
-        entries.push({
-          position: record.position,
-          at: event.data.at,
-          event: event.type,
-          charged: false,
-          used,
-          briefing_id: event.data.briefing_id,
-          key_id: event.data.key_id,
-          persona: event.data.persona,
-          cache_key: event.data.cache_key,
-          writer: null,
-          model: null,
-          verdict: null,
-          idempotency_key: event.data.idempotency_key ?? null,
-        })
+        entries.push({ ...common, cache_key: event.data.cache_key })
         break
       case 'BriefingReplayed':
-        entries.push({
-          position: record.position,
-          at: event.data.at,
-          event: event.type,
-          charged: false,
-          used,
-          briefing_id: event.data.briefing_id,
-          key_id: event.data.key_id,
-          persona: event.data.persona,
-          cache_key: null,
-          writer: null,
-          model: null,
-          verdict: null,
-          idempotency_key: event.data.idempotency_key,
-        })
+        entries.push(common)
         break
       default: {
         const never: never = event

@@ -1,13 +1,12 @@
-import { BRIEFING_CACHE_TABLE, briefingCacheProjection } from '../../projections/briefing-cache.ts'
-import { BRIEFING_USAGE_TABLE, briefingUsageProjection } from '../../projections/briefing-usage.ts'
+import { briefingCacheProjection } from '../../projections/briefing-cache.ts'
+import { briefingUsageProjection } from '../../projections/briefing-usage.ts'
+import { liveTables } from '../../projections/live.ts'
 import type { Projection } from '../../projections/projection.ts'
 import { ProjectionRunner } from '../../projections/runner.ts'
-import type { Db, Sql } from '../db/port.ts'
+import type { Db } from '../db/port.ts'
 import { toIso, toNumber } from '../db/port.ts'
 import type { EventStore } from '../eventstore/port.ts'
-import type { ApiTier } from '../owners/owner.ts'
 import type { Confidence } from './analysis.ts'
-import { DEFAULT_QUOTAS, type QuotaPolicy, quotaMonth, type Usage, usageOf } from './quota.ts'
 
 export const BRIEFING_PROJECTIONS: readonly Projection[] = [briefingCacheProjection, briefingUsageProjection]
 
@@ -23,10 +22,11 @@ export type CachedBriefing = {
 }
 
 /** The cached briefing for `cacheKey` that is still fresh at `now`, if any. */
-async function findCachedBriefing(sql: Sql, cacheKey: string, now: Date): Promise<CachedBriefing | null> {
-  const [row] = await sql.query(
+async function findCachedBriefing(db: Db, cacheKey: string, now: Date): Promise<CachedBriefing | null> {
+  const { tables } = await liveTables(db).of(briefingCacheProjection)
+  const [row] = await db.query(
     `select briefing_id, persona, verdict, confidence, headline, body_md, generated_at, expires_at
-       from ${BRIEFING_CACHE_TABLE} where cache_key = $1 and expires_at > $2`,
+       from ${tables.cache} where cache_key = $1 and expires_at > $2`,
     [cacheKey, now.toISOString()],
   )
   if (!row) return null
@@ -43,14 +43,10 @@ async function findCachedBriefing(sql: Sql, cacheKey: string, now: Date): Promis
 }
 
 /** Briefings charged to `ownerId` in `month` as far as the usage read model has caught up. */
-async function chargedInMonth(sql: Sql, ownerId: string, month: string): Promise<number> {
-  const [row] = await sql.query(`select used from ${BRIEFING_USAGE_TABLE} where owner_id = $1 and month = $2`, [ownerId, month])
+async function chargedInMonth(db: Db, ownerId: string, month: string): Promise<number> {
+  const { tables } = await liveTables(db).of(briefingUsageProjection)
+  const [row] = await db.query(`select used from ${tables.usage} where owner_id = $1 and month = $2`, [ownerId, month])
   return row ? toNumber(row.used) : 0
-}
-
-/** An owner's usage this month from the read model, for /health (`{used, quota: 0, unlimited: true}` for admins). */
-export async function quotaUsage(sql: Sql, ownerId: string, tier: ApiTier, now: Date, quotas: QuotaPolicy = DEFAULT_QUOTAS): Promise<Usage> {
-  return usageOf(quotas, tier, await chargedInMonth(sql, ownerId, quotaMonth(now)))
 }
 
 /**

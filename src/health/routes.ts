@@ -7,6 +7,16 @@ import type { Clock } from '../shared/random.ts'
 export type QuotaUsage = { used: number; quota: number; unlimited: boolean }
 export type QuotaReader = (ownerId: string, tier: ApiTier, now: Date) => Promise<QuotaUsage>
 
+export const ProjectionLag = t.Object({
+  projection: t.String(),
+  generation: t.String(),
+  state: t.String(),
+  lag_events: t.Integer(),
+  lag_seconds: t.Number(),
+})
+/** Read models' lag behind the event log: the live generation of each, and builds in progress. */
+export type ProjectionLagReader = () => Promise<(typeof ProjectionLag)['static'][]>
+
 export const HealthResult = t.Object({
   ok: t.Literal(true),
   service: t.Literal('mirador'),
@@ -20,11 +30,13 @@ export const HealthResult = t.Object({
     t.Null(),
   ]),
   quota: t.Object({ used: t.Integer(), quota: t.Integer(), unlimited: t.Boolean() }),
+  /** Admin keys only. */
+  projections: t.Optional(t.Array(ProjectionLag)),
   time: t.String(),
 })
 
 /** GET /health: proves the key works and reports the tier, this hour's counter and this month's quota. */
-export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReader }) {
+export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReader; lag?: ProjectionLagReader }) {
   return new Elysia({ name: 'health' }).use(deps.gate).get(
     '/health',
     async ({ caller }) => {
@@ -44,6 +56,7 @@ export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReade
           reset_at: caller.rate.resetAt.toISOString(),
         },
         quota: await deps.quota(caller.ownerId, caller.tier, now),
+        ...(caller.tier === 'admin' && deps.lag ? { projections: await deps.lag() } : {}),
         time: now.toISOString(),
       }
     },

@@ -2,7 +2,7 @@ import { type AnyElysia, Elysia } from 'elysia'
 import { briefingRoutes } from '../briefings/routes.ts'
 import type { BriefingService } from '../briefings/service.ts'
 import type { Db } from '../db/port.ts'
-import { healthRoutes } from '../health/routes.ts'
+import { healthRoutes, type ProjectionLagReader } from '../health/routes.ts'
 import { listingRoutes } from '../listings/routes.ts'
 import { zoneRoutes } from '../zones/routes.ts'
 import { docsRoutes } from '../docs/routes.ts'
@@ -26,6 +26,8 @@ export type ApiDeps = {
   /** Read models behind /zones, /zone/{slug} and /listings. */
   db: Db
   briefings: BriefingService
+  /** Read-model lag for admin keys' /health. */
+  projectionLag?: ProjectionLagReader
 }
 
 /** Version of the API contract, in the OpenAPI document. */
@@ -50,7 +52,7 @@ const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set
 
 /** The API's features, each an Elysia instance whose routes declare their access to `gate`. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
-  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage }),
+  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, lag: deps.projectionLag }),
   zoneRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
   listingRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
   briefingRoutes({ gate: guard, service: deps.briefings }),

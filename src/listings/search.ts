@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { LISTINGS_TABLE } from '../../projections/listings.ts'
+import { listingsProjection } from '../../projections/listings.ts'
+import { liveTables } from '../../projections/live.ts'
 import { type Db, type Row, toIso, toNumber } from '../db/port.ts'
 import {
   amountParam,
@@ -167,16 +168,17 @@ export async function searchListings(db: Db, search: ListingSearch, now: Date): 
   if (search.price_max !== null) filter((p) => `price_usd <= ${p}::numeric`, String(search.price_max))
   const condition = where.join(' and ')
   const n = params.length
+  const { tables } = await liveTables(db).of(listingsProjection)
   const [rows, [counted]] = await Promise.all([
     db.query<ListingRow>(
       `select listing_id, country, zone_no, operation, property_type, title, price_usd::text as price_usd, price_local,
-              currency, area_m2, ppm2_usd::text as ppm2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at,
+              currency, area_m2, round(ppm2_usd, 2)::text as ppm2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at,
               listed_at, url
-         from ${LISTINGS_TABLE} l where ${condition}
+         from ${tables.listings} l where ${condition}
         order by ${ORDER[search.sort]} limit $${n + 1} offset $${n + 2}`,
       [...params, search.limit, search.offset],
     ),
-    db.query<{ total: unknown }>(`select count(*) as total from ${LISTINGS_TABLE} where ${condition}`, params),
+    db.query<{ total: unknown }>(`select count(*) as total from ${tables.listings} where ${condition}`, params),
   ])
   const total = toNumber(counted?.total ?? 0)
   const nowMs = now.getTime()

@@ -25,6 +25,8 @@ type Flag = {
   integer?: boolean
   /** A file path: relative paths are resolved from where the user ran the command. */
   path?: boolean
+  /** A switch that takes no value (`--hold`). */
+  boolean?: boolean
 }
 
 type Positional = { arg: string; value: string; help: string; required?: boolean; rest?: boolean; path?: boolean }
@@ -40,6 +42,7 @@ type Spec = {
 
 const actor = (help = 'who does it: the owner itself or an active admin'): Flag => ({ arg: 'actor', value: 'ID', help, required: true })
 const TIERS = 'free|pro|enterprise|admin'
+const PROJECTION_NAMES = 'owners, api_keys, listings, briefing_cache, briefing_usage'
 
 /** Every command of the CLI: the parser and every `--help` text are generated from this one table. */
 const SPECS: Record<string, Spec> = {
@@ -90,28 +93,52 @@ const SPECS: Record<string, Spec> = {
     flags: { owner: { arg: 'owner', value: 'ID', help: 'the owner', required: true } },
   },
   'audit key': {
-    summary: "every event of a key, in order, with time and actor",
-    flags: {},
+    summary: 'every event of a key, in order, with time, actor and the resulting state: was it valid then',
+    flags: { until: { arg: 'until', value: 'ISO-TIME', help: 'the state as of this time (events after it are left out)' } },
     positional: { arg: 'key_id', value: 'KEY_ID', help: 'the key id (key_…)', required: true },
   },
   'audit owner': {
-    summary: "every event of an owner and of its keys, in order, with time and actor",
-    flags: {},
+    summary: "every event of an owner and of its keys, in order, with the resulting tier, status and active keys",
+    flags: { until: { arg: 'until', value: 'ISO-TIME', help: 'the state as of this time (events after it are left out)' } },
     positional: { arg: 'id', value: 'ID', help: 'the owner', required: true },
   },
   'audit quota': {
-    summary: "every briefing charge, free cache hit and Idempotency-Key replay of an owner in a month",
+    summary: 'every briefing charge, free cache hit and Idempotency-Key replay of an owner in a month, with the running total',
     flags: {
-      month: { arg: 'month', value: 'YYYY-MM', help: 'the UTC month (default: this month)' },
+      month: { arg: 'month', value: 'YYYY-MM', help: 'the UTC month (default: the month of --until, else this month)' },
       until: { arg: 'until', value: 'ISO-TIME', help: 'only entries at or before this time' },
     },
     positional: { arg: 'id', value: 'ID', help: 'the owner', required: true },
   },
-  'projections status': { summary: 'each projection: position, head of the event log, lag', flags: {} },
-  'projections rebuild': {
-    summary: 'drop projections and replay them from the events (all when no name is given)',
+  'projections status': {
+    summary: 'every generation of every projection: state, position, head, lag in events and seconds, last error',
     flags: {},
-    positional: { arg: 'names', value: 'NAME', help: 'projections to rebuild, as projections status names them', rest: true },
+    notes: `Names: ${PROJECTION_NAMES}.`,
+  },
+  'projections rebuild': {
+    summary: 'build a new generation from the events beside the live one; it goes live when caught up (all when no name is given)',
+    flags: { hold: { arg: 'hold', value: '', help: 'build but do not promote: inspect with projections diff, then projections promote', boolean: true } },
+    positional: { arg: 'names', value: 'NAME', help: `projections to rebuild: ${PROJECTION_NAMES}`, rest: true },
+  },
+  'projections diff': {
+    summary: 'compare the held generation with the live one, as the API would answer',
+    flags: {},
+    positional: { arg: 'name', value: 'NAME', help: PROJECTION_NAMES, required: true },
+  },
+  'projections promote': {
+    summary: 'make the held (caught-up) generation live',
+    flags: {},
+    positional: { arg: 'name', value: 'NAME', help: PROJECTION_NAMES, required: true },
+  },
+  'projections rollback': {
+    summary: 'switch back to the previous generation at once (again: forward)',
+    flags: {},
+    positional: { arg: 'name', value: 'NAME', help: PROJECTION_NAMES, required: true },
+  },
+  'projections prune': {
+    summary: 'drop every generation but the live one and a build in progress',
+    flags: {},
+    positional: { arg: 'name', value: 'NAME', help: PROJECTION_NAMES, required: true },
   },
   ingest: {
     summary: 'ingest a listings feed (one JSON object a line; docs/feed-format.md)',
@@ -150,8 +177,14 @@ socket (DATA_DIR/mirador.sock) or, with no server running, opens the embedded st
 itself (default ./data, relative to the repository root). It names the store on stderr.
 Exit codes: 0 done, 1 refused (reason on stderr), 2 bad usage.`
 
+/** `--tier free|pro`, `[--label TEXT]`, `[--hold]`. */
+function optionText(name: string, flag: Flag): string {
+  const text = flag.boolean ? `--${name}` : `--${name} ${flag.value}`
+  return flag.required ? text : `[${text}]`
+}
+
 function synopsis(command: string, spec: Spec): string {
-  const flags = Object.entries(spec.flags).map(([name, f]) => (f.required ? `--${name} ${f.value}` : `[--${name} ${f.value}]`))
+  const flags = Object.entries(spec.flags).map(([name, f]) => optionText(name, f))
   const positional = spec.positional
     ? [spec.positional.rest ? `[${spec.positional.value}...]` : spec.positional.required ? spec.positional.value : `[${spec.positional.value}]`]
     : []
@@ -169,7 +202,7 @@ export function commandHelp(command: string): string {
   const spec = SPECS[command]!
   const rows = [
     ...(spec.positional ? [[spec.positional.value, spec.positional.help]] : []),
-    ...Object.entries(spec.flags).map(([name, f]) => [f.required ? `--${name} ${f.value}` : `[--${name} ${f.value}]`, f.help]),
+    ...Object.entries(spec.flags).map(([name, f]) => [optionText(name, f), f.help]),
   ]
   const width = Math.max(0, ...rows.map(([left]) => left!.length))
   const table = rows.map(([left, right]) => `  ${left!.padEnd(width)}  ${right}`).join('\n')
@@ -230,6 +263,11 @@ export function parseCli(argv: readonly string[], cwd: string): CliRequest {
     const name = word.slice(2, eq < 0 ? undefined : eq)
     const flag = spec.flags[name]
     if (!flag) throw usageError(`"${command}" has no option --${name}`)
+    if (flag.boolean) {
+      if (eq >= 0) throw usageError(`--${name} takes no value`)
+      args[flag.arg] = true
+      continue
+    }
     const value = eq < 0 ? words[++i] : word.slice(eq + 1)
     if (value === undefined || (eq < 0 && value.startsWith('--'))) throw usageError(`--${name} needs a value`)
     args[flag.arg] = flag.list

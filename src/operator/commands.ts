@@ -2,7 +2,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import type { Db } from '../db/port.ts'
 import { toIso } from '../db/port.ts'
 import { handleCommand, loadAggregate } from '../eventstore/command-handler.ts'
-import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
+import type { EventStore } from '../eventstore/port.ts'
 import { formatApiKey, hashApiKey, keyHint, newKeyId } from '../keys/api-key.ts'
 import { type ApiKey, type KeyEvent, KeyEventSchemas, decideKey, evolveKey, initialKey, keyStream } from '../keys/key.ts'
 import {
@@ -24,11 +24,15 @@ import { type Rejection, ingestLines } from '../listings/ingest.ts'
 import { DEFAULT_FX } from '../market/fx.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
 import { parseWith } from '../shared/validate.ts'
-import type { ProjectionRunner, ProjectionStatus } from '../../projections/runner.ts'
-import { API_KEYS_TABLE } from '../../projections/api-keys.ts'
+import type { ProjectionRunner } from '../../projections/runner.ts'
+import { apiKeysProjection } from '../../projections/api-keys.ts'
+import { liveTables } from '../../projections/live.ts'
+import { auditKey, auditOwner } from '../audit/trail.ts'
 import { importBatch, parseLine } from '../eventstore/transfer.ts'
+import { diffProjection } from './projection-diff.ts'
 
-export type Progress = (update: { label: string; done: number; total: number }) => void
+/** A long operation's progress; `unit` (e.g. `events`) makes the terminal bar show a rate and an ETA. */
+export type Progress = (update: { label: string; done: number; total: number; unit?: string }) => void
 
 export type OperatorContext = {
   db: Db
@@ -69,17 +73,6 @@ function ownerCommand(type: 'ChangeOwnerTier' | 'DeactivateOwner' | 'ReactivateO
 
 const ownerView = (owner: Owner) =>
   owner.status === 'unregistered' ? null : { owner_id: owner.id, tier: owner.tier, status: owner.status }
-
-export type AuditEntry = { position: number; at: string; stream: string; type: string; actor: string | null; data: Record<string, unknown> }
-
-const auditEntry = (event: RecordedEvent): AuditEntry => ({
-  position: event.position,
-  at: String(event.data.at ?? event.recordedAt),
-  stream: event.stream,
-  type: event.type,
-  actor: typeof event.data.by === 'string' ? event.data.by : null,
-  data: event.data,
-})
 
 /** An operator command: a TypeBox schema for its arguments (validated the same locally and over the socket) and its work. */
 export type OperatorCommand = { args: TSchema; run(ctx: OperatorContext, args: never): Promise<unknown> }
@@ -150,9 +143,10 @@ export const operatorCommands = {
     if ((await loadOwner(ctx.store, a.owner)).status === 'unregistered') {
       throw new AppError('not_found', `owner ${a.owner} does not exist`)
     }
+    const { tables } = await liveTables(ctx.db).of(apiKeysProjection)
     const rows = await ctx.db.query<Record<string, unknown>>(
       `select key_id, hint, scopes, label, status, issued_by, issued_at, revoked_by, revoked_at, revoke_reason
-         from ${API_KEYS_TABLE} where owner_id = $1 order by issued_at, key_id`,
+         from ${tables.keys} where owner_id = $1 order by issued_at, key_id`,
       [a.owner],
     )
     return {
@@ -165,32 +159,25 @@ export const operatorCommands = {
     }
   }),
 
-  'audit key': command(Type.Object({ key_id: KeyId }), async (ctx, a) => {
-    const events = await ctx.store.readStream(keyStream(a.key_id))
-    if (events.length === 0) throw new AppError('not_found', `key ${a.key_id} does not exist`)
-    return { key_id: a.key_id, events: events.map(auditEntry) }
-  }),
-  'audit owner': command(Type.Object({ id: OwnerId }), async (ctx, a) => {
-    const own = await ctx.store.readStream(ownerStream(a.id))
-    if (own.length === 0) throw new AppError('not_found', `owner ${a.id} does not exist`)
-    const issued = await ctx.store.readAll(0, { categories: ['apikey'], limit: 1_000_000 })
-    const keyIds = new Set(issued.filter((e) => e.type === 'ApiKeyIssued' && e.data.owner_id === a.id).map((e) => e.stream))
-    const events = [...own, ...issued.filter((e) => keyIds.has(e.stream))].sort((x, y) => x.position - y.position)
-    return { owner_id: a.id, events: events.map(auditEntry) }
-  }),
+  'audit key': command(Type.Object({ key_id: KeyId, until: Type.Optional(Type.String()) }), (ctx, a) => auditKey(ctx.store, a.key_id, a.until)),
+  'audit owner': command(Type.Object({ id: OwnerId, until: Type.Optional(Type.String()) }), (ctx, a) => auditOwner(ctx.store, a.id, a.until)),
 
   'audit quota': command(
     Type.Object({ id: OwnerId, month: Type.Optional(Type.String()), until: Type.Optional(Type.String()) }),
     async (ctx, a) => {
       if ((await loadOwner(ctx.store, a.id)).status === 'unregistered') throw new AppError('not_found', `owner ${a.id} does not exist`)
-      const month = a.month ?? ctx.clock().toISOString().slice(0, 7)
+      // The month defaults to the one `until` falls in, else the current one.
+      const untilMonth = a.until !== undefined && !Number.isNaN(Date.parse(a.until)) ? new Date(a.until).toISOString().slice(0, 7) : undefined
+      const month = a.month ?? untilMonth ?? ctx.clock().toISOString().slice(0, 7)
       const entries = await quotaAudit(ctx.store, a.id, month, a.until)
       return {
         owner_id: a.id,
         month,
+        until: a.until ?? null,
+        used: entries.at(-1)?.used ?? 0,
         charged: entries.filter((e) => e.charged).length,
-        cache_hits: entries.filter((e) => e.event === 'BriefingServedFromCache').length,
-        replays: entries.filter((e) => e.event === 'BriefingReplayed').length,
+        cache_hits: entries.filter((e) => e.type === 'BriefingServedFromCache').length,
+        replays: entries.filter((e) => e.type === 'BriefingReplayed').length,
         entries,
       }
     },
@@ -248,14 +235,23 @@ export const operatorCommands = {
     },
   ),
 
-  'projections status': command(Type.Object({}), async (ctx): Promise<{ projections: ProjectionStatus[] }> => ({
-    projections: await ctx.runner.status(),
-  })),
-  'projections rebuild': command(Type.Object({ names: Type.Array(Type.String()) }), async (ctx, a) => {
-    const started = Date.now()
-    await ctx.runner.rebuild(a.names, (name, done, total) => ctx.progress({ label: `rebuild ${name}`, done, total }))
-    return { rebuilt: a.names.length > 0 ? a.names : ctx.runner.projections.map((p) => p.name), seconds: (Date.now() - started) / 1000, projections: await ctx.runner.status() }
-  }),
+  'projections status': command(Type.Object({}), async (ctx) => ({ generations: await ctx.runner.status() })),
+  'projections rebuild': command(
+    Type.Object({ names: Type.Array(Type.String()), hold: Type.Optional(Type.Boolean()) }),
+    async (ctx, a) => {
+      const built = await ctx.runner.rebuild(a.names, {
+        hold: a.hold ?? false,
+        progress: (name, done, total) => ctx.progress({ label: `rebuild ${name}`, done, total, unit: 'events' }),
+      })
+      return { built, generations: await ctx.runner.status() }
+    },
+  ),
+  'projections diff': command(Type.Object({ name: Type.String() }), (ctx, a) =>
+    diffProjection(ctx.db, ctx.runner.projection(a.name), ctx.clock(), (done, total) => ctx.progress({ label: `diff ${a.name}`, done, total })),
+  ),
+  'projections promote': command(Type.Object({ name: Type.String() }), (ctx, a) => ctx.runner.promote(a.name)),
+  'projections rollback': command(Type.Object({ name: Type.String() }), (ctx, a) => ctx.runner.rollback(a.name)),
+  'projections prune': command(Type.Object({ name: Type.String() }), (ctx, a) => ctx.runner.prune(a.name)),
 } satisfies Record<string, OperatorCommand>
 
 export type CommandName = keyof typeof operatorCommands

@@ -3,7 +3,7 @@ import { type OperatorContext, type Progress, runOperatorCommand } from './comma
 
 /** One line of the NDJSON answer to an operator request: progress updates, then exactly one result. */
 export type OperatorLine =
-  | { progress: { label: string; done: number; total: number } }
+  | { progress: { label: string; done: number; total: number; unit?: string } }
   | { ok: true; result: unknown }
   | { ok: false; error: string; message: string; details?: unknown }
 

@@ -1,4 +1,5 @@
-import { HISTORY_TABLE, LISTINGS_CHECKPOINT, LISTINGS_TABLE, ZONES_TABLE } from '../../projections/listings.ts'
+import { type ListingsTables, listingsProjection } from '../../projections/listings.ts'
+import { type LiveGeneration, liveTables } from '../../projections/live.ts'
 import { type Db, type Row, toIso, toNumber } from '../db/port.ts'
 import { BEDROOM_GROUPS, type Country, OPERATIONS, PROPERTY_TYPES } from '../market/vocabulary.ts'
 import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from '../market/zone-name.ts'
@@ -6,11 +7,13 @@ import type { ZoneDetail, ZoneSummary } from './schemas.ts'
 import { changePct, medianDaysOnMarket, publishedMedian, sourceMix } from './statistics.ts'
 
 /**
- * Zone statistics, from the listings read model. Medians are exact: percentile_disc gives the two
- * middle values (the same one when the count is odd) and their mean is taken in decimal, then
- * rounded to cents. Results depend only on the events applied, so they are memoised per projection
- * checkpoint (the API never rescans a country while nothing changed); days on market are derived
- * from the median listing time at each request, so they never go stale.
+ * Zone statistics, from the live generation of the listings read model (or a given one, for
+ * `projections diff`). Medians are exact: percentile_disc gives the two middle values (the same one
+ * when the count is odd) of exact values (price per m² is kept unrounded, see projections/listings.ts)
+ * and their mean is taken in decimal, then rounded to cents, once. Results depend only on the events
+ * applied, so they are memoised per generation and checkpoint (the API never rescans a country while
+ * nothing changed); days on market are derived from the median listing time at each request, so
+ * they never go stale.
  *
  * "30 days ago" is 30 × 24 h before the latest listing event anywhere (the market's clock), and the
  * state then is rebuilt from the listing history intervals.
@@ -22,37 +25,34 @@ const middles = (expression: string, filter = 'true') =>
 const mean = (middles: string) => `round((${middles}[1] + ${middles}[2]) / 2, 2)::text`
 const SALE = `operation = 'Venta'`
 const LISTED_MS = 'extract(epoch from listed_at) * 1000'
-const THEN = `(select max(updated_at) - interval '720 hours' from ${ZONES_TABLE})`
+const thirtyDaysAgo = (t: ListingsTables) => `(select max(updated_at) - interval '720 hours' from ${t.zones})`
 
-type Figures = { n_active: number; median_ppm2_usd: number | null; median_price_usd: number | null }
+/** The generation to read: the live one unless one is given. */
+export type ListingsGeneration = LiveGeneration<keyof ListingsTables>
+const generationOf = (db: Db, given?: ListingsGeneration) => (given ? Promise.resolve(given) : liveTables(db).of(listingsProjection))
 
 /** Text from SQL numerics → number, keeping SQL nulls. */
 const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
 
-// ---- memo per checkpoint ---------------------------------------------------------------------
+// ---- memo per generation and checkpoint ---------------------------------------------------------
 
 type Memo = { key: string; value: Promise<unknown> }
 const memos = new WeakMap<Db, Map<string, Memo>>()
 
-async function checkpointKey(db: Db): Promise<string> {
-  const [row] = await db.query<{ position: unknown; updated_at: unknown }>(
-    'select position, updated_at from mirador_checkpoints where projection = $1',
-    [LISTINGS_CHECKPOINT],
-  )
-  // The update time changes on a rebuild even when the position ends up the same.
-  return row ? `${toNumber(row.position)}@${toIso(row.updated_at)}` : 'empty'
-}
-
-async function memoised<T>(db: Db, name: string, compute: () => Promise<T>): Promise<T> {
-  const key = await checkpointKey(db)
+async function memoised<T>(db: Db, generation: ListingsGeneration, name: string, compute: () => Promise<T>): Promise<T> {
+  // The checkpoint's update time changes on every batch, even one that ends at the same position.
+  const key = await liveTables(db).checkpointKey(generation)
   let perDb = memos.get(db)
   if (!perDb) memos.set(db, (perDb = new Map()))
-  const hit = perDb.get(name)
+  const slot = `${generation.id}:${name}`
+  const hit = perDb.get(slot)
   if (hit?.key === key) return hit.value as Promise<T>
+  // Entries of a generation that is no longer read go with the first miss after a switch.
+  if (!hit) for (const [other] of perDb) if (!other.startsWith(`${generation.id}:`)) perDb.delete(other)
   const value = compute()
-  perDb.set(name, { key, value })
+  perDb.set(slot, { key, value })
   value.catch(() => {
-    if (perDb.get(name)?.value === value) perDb.delete(name)
+    if (perDb.get(slot)?.value === value) perDb.delete(slot)
   })
   return value
 }
@@ -74,23 +74,23 @@ type ZoneRow = Row & {
 
 type ZoneFacts = Omit<ZoneSummary, 'median_dom'> & { medianListedMs: number | null }
 
-async function zoneFacts(db: Db, country: Country): Promise<ZoneFacts[]> {
+async function zoneFacts(db: Db, t: ListingsTables, country: Country): Promise<ZoneFacts[]> {
   const rows = await db.query<ZoneRow>(
     `with now_stats as (
        select zone_no, count(*) as n_active, count(*) filter (where ${SALE}) as n_sale,
               ${middles('ppm2_usd', SALE)} as ppm2, ${middles('price_usd', SALE)} as price, ${middles(LISTED_MS)} as listed
-         from ${LISTINGS_TABLE} where country = $1 and status = 'active' group by zone_no
+         from ${t.listings} where country = $1 and status = 'active' group by zone_no
      ), then_stats as (
        select zone_no, count(*) as n_active, count(*) filter (where ${SALE}) as n_sale, ${middles('ppm2_usd', SALE)} as ppm2
-         from ${HISTORY_TABLE}
-        where country = $1 and valid_from <= ${THEN} and (valid_to is null or valid_to > ${THEN})
+         from ${t.history}
+        where country = $1 and valid_from <= ${thirtyDaysAgo(t)} and (valid_to is null or valid_to > ${thirtyDaysAgo(t)})
         group by zone_no
      )
      select z.zone_no, z.updated_at,
             coalesce(n.n_active, 0) as n_active, coalesce(n.n_sale, 0) as n_sale,
             ${mean('n.ppm2')} as ppm2, ${mean('n.price')} as price, ((n.listed[1] + n.listed[2]) / 2)::text as listed_ms,
             coalesce(t.n_active, 0) as n_then, coalesce(t.n_sale, 0) as n_sale_then, ${mean('t.ppm2')} as ppm2_then
-       from ${ZONES_TABLE} z
+       from ${t.zones} z
        left join now_stats n on n.zone_no = z.zone_no
        left join then_stats t on t.zone_no = z.zone_no
       where z.country = $1
@@ -105,6 +105,7 @@ async function zoneFacts(db: Db, country: Country): Promise<ZoneFacts[]> {
       slug: zoneSlug(r.zone_no),
       median_ppm2_usd: ppm2,
       n_active: nActive,
+      n_sale: toNumber(r.n_sale),
       median_price_usd: publishedMedian(num(r.price), toNumber(r.n_sale)),
       change_30d_pct: changePct(ppm2, publishedMedian(num(r.ppm2_then), toNumber(r.n_sale_then))),
       updated_at: toIso(r.updated_at),
@@ -114,13 +115,15 @@ async function zoneFacts(db: Db, country: Country): Promise<ZoneFacts[]> {
 }
 
 /** The `zones` array of GET /zones: every zone seen in the country, by zone number. */
-export async function listZones(db: Db, country: Country, now: Date): Promise<ZoneSummary[]> {
-  const facts = await memoised(db, `zones:${country}`, () => zoneFacts(db, country))
+export async function listZones(db: Db, country: Country, now: Date, given?: ListingsGeneration): Promise<ZoneSummary[]> {
+  const generation = await generationOf(db, given)
+  const facts = await memoised(db, generation, `zones:${country}`, () => zoneFacts(db, generation.tables, country))
   return facts.map(({ medianListedMs, ...zone }) => ({
     zone: zone.zone,
     slug: zone.slug,
     median_ppm2_usd: zone.median_ppm2_usd,
     n_active: zone.n_active,
+    n_sale: zone.n_sale,
     median_dom: medianDaysOnMarket(now.getTime(), medianListedMs, zone.n_active),
     median_price_usd: zone.median_price_usd,
     change_30d_pct: zone.change_30d_pct,
@@ -147,6 +150,8 @@ type GroupRow = Row & {
 }
 
 type DetailFacts = Omit<ZoneDetail, 'median_dom'> & { medianListedMs: number | null }
+type SaleFigures = { n_active: number; n_sale: number; median_ppm2_usd: number | null; median_price_usd: number | null }
+type OwnFigures = Omit<SaleFigures, 'n_sale'>
 
 /** GROUPING() bit masks of the grouping sets below (a set bit = column not grouped). */
 const ALL = 7
@@ -154,9 +159,9 @@ const BY_TYPE = 3
 const BY_BEDROOMS = 5
 const BY_OPERATION = 6
 
-async function detailFacts(db: Db, country: Country, zoneNo: number): Promise<DetailFacts | null> {
+async function detailFacts(db: Db, t: ListingsTables, country: Country, zoneNo: number): Promise<DetailFacts | null> {
   const [zone] = await db.query<{ updated_at: unknown }>(
-    `select updated_at from ${ZONES_TABLE} where country = $1 and zone_no = $2`,
+    `select updated_at from ${t.zones} where country = $1 and zone_no = $2`,
     [country, zoneNo],
   )
   if (!zone) return null
@@ -173,49 +178,61 @@ async function detailFacts(db: Db, country: Country, zoneNo: number): Promise<De
                 ${middles('ppm2_usd')} as own_ppm2, ${middles('price_usd')} as own_price,
                 ${middles(LISTED_MS)} as listed
            from (select *, case when bedrooms >= 4 then '4+' else bedrooms::text end as bedroom_group
-                   from ${LISTINGS_TABLE} where country = $1 and zone_no = $2 and status = 'active') active
+                   from ${t.listings} where country = $1 and zone_no = $2 and status = 'active') active
           group by grouping sets ((), (property_type), (bedroom_group), (operation))
        ) g`,
     [country, zoneNo],
   )
   const [then] = await db.query<{ n_active: unknown; n_sale: unknown; ppm2: string | null }>(
     `select count(*) as n_active, count(*) filter (where ${SALE}) as n_sale, ${mean(`(${middles('ppm2_usd', SALE)})`)} as ppm2
-       from ${HISTORY_TABLE}
-      where country = $1 and zone_no = $2 and valid_from <= ${THEN} and (valid_to is null or valid_to > ${THEN})`,
+       from ${t.history}
+      where country = $1 and zone_no = $2 and valid_from <= ${thirtyDaysAgo(t)} and (valid_to is null or valid_to > ${thirtyDaysAgo(t)})`,
     [country, zoneNo],
   )
 
   const find = (grouped: number, column: 'property_type' | 'bedroom_group' | 'operation' | null, value: string | null) =>
     groups.find((g) => g.grouped === grouped && (column === null || g[column] === value))
-  /** Type and bedroom groups use sale listings for medians (rents are monthly); an operation uses its own. */
-  const figures = (row: GroupRow | undefined, own: boolean): Figures => {
-    if (!row) return { n_active: 0, median_ppm2_usd: null, median_price_usd: null }
-    const n = toNumber(own ? row.n_active : row.n_sale)
+  /** Type and bedroom groups, and the zone as a whole, use sale listings for medians (rents are monthly). */
+  const saleFigures = (row: GroupRow | undefined): SaleFigures => {
+    const nSale = toNumber(row?.n_sale ?? 0)
     return {
-      n_active: toNumber(row.n_active),
-      median_ppm2_usd: publishedMedian(num(own ? row.own_ppm2 : row.sale_ppm2), n),
-      median_price_usd: publishedMedian(num(own ? row.own_price : row.sale_price), n),
+      n_active: toNumber(row?.n_active ?? 0),
+      n_sale: nSale,
+      median_ppm2_usd: publishedMedian(num(row?.sale_ppm2 ?? null), nSale),
+      median_price_usd: publishedMedian(num(row?.sale_price ?? null), nSale),
+    }
+  }
+  /** An operation's medians are over its own listings, all `n_active` of them. */
+  const ownFigures = (row: GroupRow | undefined): OwnFigures => {
+    const n = toNumber(row?.n_active ?? 0)
+    return {
+      n_active: n,
+      median_ppm2_usd: publishedMedian(num(row?.own_ppm2 ?? null), n),
+      median_price_usd: publishedMedian(num(row?.own_price ?? null), n),
     }
   }
   const all = find(ALL, null, null)
-  const overall = figures(all, false)
+  const overall = saleFigures(all)
   const ppm2Then = publishedMedian(num(then?.ppm2 ?? null), toNumber(then?.n_sale ?? 0))
   return {
     zone: zoneName(zoneNo),
     slug: zoneSlug(zoneNo),
     country,
     n_active: overall.n_active,
+    n_sale: overall.n_sale,
     median_ppm2_usd: overall.median_ppm2_usd,
     median_price_usd: overall.median_price_usd,
-    by_property_type: PROPERTY_TYPES.map((t) => ({ property_type: t, ...figures(find(BY_TYPE, 'property_type', t), false) })),
-    by_bedrooms: BEDROOM_GROUPS.map((b) => ({ bedrooms: b, ...figures(find(BY_BEDROOMS, 'bedroom_group', b), false) })),
-    by_operation: OPERATIONS.map((o) => ({ operation: o, ...figures(find(BY_OPERATION, 'operation', o), true) })),
+    by_property_type: PROPERTY_TYPES.map((type) => ({ property_type: type, ...saleFigures(find(BY_TYPE, 'property_type', type)) })),
+    by_bedrooms: BEDROOM_GROUPS.map((b) => ({ bedrooms: b, ...saleFigures(find(BY_BEDROOMS, 'bedroom_group', b)) })),
+    by_operation: OPERATIONS.map((o) => ({ operation: o, ...ownFigures(find(BY_OPERATION, 'operation', o)) })),
     change_30d: {
       median_ppm2_usd_now: overall.median_ppm2_usd,
       median_ppm2_usd_then: ppm2Then,
       pct: changePct(overall.median_ppm2_usd, ppm2Then),
       n_active_now: overall.n_active,
       n_active_then: toNumber(then?.n_active ?? 0),
+      n_sale_now: overall.n_sale,
+      n_sale_then: toNumber(then?.n_sale ?? 0),
     },
     source_mix: sourceMix({ broker: toNumber(all?.n_broker ?? 0), scraped: toNumber(all?.n_scraped ?? 0) }),
     updated_at: toIso(zone.updated_at),
@@ -224,16 +241,24 @@ async function detailFacts(db: Db, country: Country, zoneNo: number): Promise<De
 }
 
 /** The zone detail record of GET /zone/{slug}, or null when the country has no such zone. */
-export async function getZoneDetail(db: Db, country: Country, slug: string, now: Date): Promise<ZoneDetail | null> {
+export async function getZoneDetail(
+  db: Db,
+  country: Country,
+  slug: string,
+  now: Date,
+  given?: ListingsGeneration,
+): Promise<ZoneDetail | null> {
   const zoneNo = zoneNumberOfSlug(slug)
   if (zoneNo === null || !isKnowableZoneNumber(zoneNo)) return null
+  const generation = await generationOf(db, given)
+  const t = generation.tables
   // Only known zones are memoised, so that probing unknown slugs cannot grow the memo.
-  const known = await memoised(db, `known:${country}`, async () => {
-    const rows = await db.query<{ zone_no: number }>(`select zone_no from ${ZONES_TABLE} where country = $1`, [country])
+  const known = await memoised(db, generation, `known:${country}`, async () => {
+    const rows = await db.query<{ zone_no: number }>(`select zone_no from ${t.zones} where country = $1`, [country])
     return new Set(rows.map((r) => toNumber(r.zone_no)))
   })
   if (!known.has(zoneNo)) return null
-  const facts = await memoised(db, `zone:${country}:${zoneNo}`, () => detailFacts(db, country, zoneNo))
+  const facts = await memoised(db, generation, `zone:${country}:${zoneNo}`, () => detailFacts(db, t, country, zoneNo))
   if (!facts) return null
   const { medianListedMs, ...detail } = facts
   return {
@@ -241,6 +266,7 @@ export async function getZoneDetail(db: Db, country: Country, slug: string, now:
     slug: detail.slug,
     country: detail.country,
     n_active: detail.n_active,
+    n_sale: detail.n_sale,
     median_ppm2_usd: detail.median_ppm2_usd,
     median_price_usd: detail.median_price_usd,
     median_dom: medianDaysOnMarket(now.getTime(), medianListedMs, detail.n_active),

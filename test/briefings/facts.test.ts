@@ -12,6 +12,7 @@ test('country context: medians of the zones’ medians, skipping zones without o
     slug: `zona-${n}`,
     median_ppm2_usd: ppm2,
     n_active: 10 * n,
+    n_sale: 8 * n,
     median_dom: dom,
     median_price_usd: ppm2 === null ? null : ppm2 * 100,
     change_30d_pct: null,

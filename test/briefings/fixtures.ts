@@ -9,25 +9,26 @@ export function zoneDetail(overrides: Partial<ZoneDetail> = {}): ZoneDetail {
     slug: 'zona-10',
     country: 'GT',
     n_active: 160,
+    n_sale: 120,
     median_ppm2_usd: 1820,
     median_price_usd: 245_000,
     median_dom: 45,
     by_property_type: [
-      { property_type: 'Apartamento', n_active: 90, median_ppm2_usd: 1900, median_price_usd: 210_000 },
-      { property_type: 'Casa', n_active: 40, median_ppm2_usd: 1500, median_price_usd: 390_000 },
-      { property_type: 'Terreno', n_active: 12, median_ppm2_usd: 520, median_price_usd: 480_000 },
-      { property_type: 'Oficina', n_active: 18, median_ppm2_usd: 2100, median_price_usd: 260_000 },
+      { property_type: 'Apartamento', n_active: 90, n_sale: 67, median_ppm2_usd: 1900, median_price_usd: 210_000 },
+      { property_type: 'Casa', n_active: 40, n_sale: 30, median_ppm2_usd: 1500, median_price_usd: 390_000 },
+      { property_type: 'Terreno', n_active: 12, n_sale: 9, median_ppm2_usd: 520, median_price_usd: 480_000 },
+      { property_type: 'Oficina', n_active: 18, n_sale: 13, median_ppm2_usd: 2100, median_price_usd: 260_000 },
     ],
     by_bedrooms: [
-      { bedrooms: '1', n_active: 30, median_ppm2_usd: 2000, median_price_usd: 140_000 },
-      { bedrooms: '2', n_active: 55, median_ppm2_usd: 1850, median_price_usd: 205_000 },
-      { bedrooms: '3', n_active: 45, median_ppm2_usd: 1700, median_price_usd: 320_000 },
+      { bedrooms: '1', n_active: 30, n_sale: 22, median_ppm2_usd: 2000, median_price_usd: 140_000 },
+      { bedrooms: '2', n_active: 55, n_sale: 41, median_ppm2_usd: 1850, median_price_usd: 205_000 },
+      { bedrooms: '3', n_active: 45, n_sale: 33, median_ppm2_usd: 1700, median_price_usd: 320_000 },
     ],
     by_operation: [
       { operation: 'Venta', n_active: 120, median_ppm2_usd: 1820, median_price_usd: 245_000 },
       { operation: 'Renta', n_active: 40, median_ppm2_usd: 11.5, median_price_usd: 1_400 },
     ],
-    change_30d: { median_ppm2_usd_now: 1820, median_ppm2_usd_then: 1765, pct: 3.1, n_active_now: 160, n_active_then: 150 },
+    change_30d: { median_ppm2_usd_now: 1820, median_ppm2_usd_then: 1765, pct: 3.1, n_active_now: 160, n_active_then: 150, n_sale_now: 120, n_sale_then: 110 },
     source_mix: [
       { source: 'broker', n: 100, share: 0.625 },
       { source: 'scraped', n: 60, share: 0.375 },
@@ -84,13 +85,18 @@ const segmentStats: fc.Arbitrary<SegmentStats> = fc.record({
   median_price_usd: maybe(money(10_000, 3_000_000)),
 })
 
+/** A row whose medians are over its sale listings, a part of its active ones. */
+const saleStats = fc
+  .tuple(segmentStats, fc.double({ min: 0, max: 1, noNaN: true }))
+  .map(([s, share]) => ({ ...s, n_sale: Math.floor(s.n_active * share) }))
+
 export const zoneArb: fc.Arbitrary<ZoneDetail> = fc
   .record({
-    stats: segmentStats,
+    stats: saleStats,
     dom: maybe(fc.integer({ min: 1, max: 400 })),
     change: maybe(fc.double({ min: -25, max: 25, noNaN: true })),
-    types: fc.subarray([...PROPERTY_TYPES]).chain((types) => fc.tuple(...types.map((t) => segmentStats.map((s) => ({ property_type: t, ...s }))))),
-    bedrooms: fc.subarray([...BEDROOM_GROUPS]).chain((groups) => fc.tuple(...groups.map((b) => segmentStats.map((s) => ({ bedrooms: b, ...s }))))),
+    types: fc.subarray([...PROPERTY_TYPES]).chain((types) => fc.tuple(...types.map((t) => saleStats.map((s) => ({ property_type: t, ...s }))))),
+    bedrooms: fc.subarray([...BEDROOM_GROUPS]).chain((groups) => fc.tuple(...groups.map((b) => saleStats.map((s) => ({ bedrooms: b, ...s }))))),
     sale: segmentStats,
     rent: fc.option(
       fc.record({ n_active: fc.integer({ min: 0, max: 200 }), median_ppm2_usd: maybe(money(1, 60)), median_price_usd: maybe(money(100, 20_000)) }),
@@ -104,7 +110,15 @@ export const zoneArb: fc.Arbitrary<ZoneDetail> = fc
       by_property_type: types,
       by_bedrooms: bedrooms,
       by_operation: [{ operation: 'Venta' as const, ...sale }, ...(rent ? [{ operation: 'Renta' as const, ...rent }] : [])],
-      change_30d: { median_ppm2_usd_now: stats.median_ppm2_usd, median_ppm2_usd_then: null, pct: change, n_active_now: stats.n_active, n_active_then: 0 },
+      change_30d: {
+        median_ppm2_usd_now: stats.median_ppm2_usd,
+        median_ppm2_usd_then: null,
+        pct: change,
+        n_active_now: stats.n_active,
+        n_active_then: 0,
+        n_sale_now: stats.n_sale,
+        n_sale_then: 0,
+      },
     }),
   )
 

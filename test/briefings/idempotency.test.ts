@@ -170,7 +170,7 @@ for (const target of databaseTargets('idempotent briefings')) {
       expect(await service.usage('alice', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
 
       const audit = await quotaAudit(store, 'alice', '2026-05')
-      expect(audit.map((e) => [e.event, e.charged, e.used, e.briefing_id, e.idempotency_key])).toEqual([
+      expect(audit.map((e) => [e.type, e.charged, e.used, e.briefing_id, e.idempotency_key])).toEqual([
         ['BriefingGenerated', true, 1, first.briefing.briefing_id, 'order-1'],
         ['BriefingReplayed', false, 1, first.briefing.briefing_id, 'order-1'],
       ])
@@ -245,7 +245,7 @@ for (const target of databaseTargets('idempotent briefings')) {
       expect(hit.briefing).toMatchObject({ cached: true, briefing_id: generated.briefing.briefing_id, usage: { used: 0 } })
       await service.brief('landlord', { zone: 'Zona 9', profile: 'long_term' }, caller('ida'))
       expect(await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('ida'), 'k-ida')).toEqual({ replayed: true, briefing: hit.briefing })
-      expect((await quotaAudit(store, 'ida', '2026-05')).map((e) => e.event)).toEqual(['BriefingServedFromCache', 'BriefingGenerated', 'BriefingReplayed'])
+      expect((await quotaAudit(store, 'ida', '2026-05')).map((e) => e.type)).toEqual(['BriefingServedFromCache', 'BriefingGenerated', 'BriefingReplayed'])
     })
 
     test('10 concurrent retries with one key: one writer call, one charge, the same briefing for all', async () => {
@@ -307,7 +307,7 @@ describe.runIf(DATABASE_URL)('Idempotency-Key across two processes on one Postgr
       expect(new Set(results.map((r) => r.briefing.briefing_id)).size).toBe(1)
       expect(results.filter((r) => !r.replayed)).toHaveLength(1)
       expect(await stores[0]!.readStream(quotaStream('max', '2026-05'))).toHaveLength(1)
-      expect((await quotaAudit(stores[1]!, 'max', '2026-05')).filter((e) => e.event === 'BriefingReplayed')).toHaveLength(11)
+      expect((await quotaAudit(stores[1]!, 'max', '2026-05')).filter((e) => e.type === 'BriefingReplayed')).toHaveLength(11)
     } finally {
       for (const s of stores) await s.close()
       for (const d of dbs) await d.close()

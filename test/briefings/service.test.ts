@@ -2,6 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { briefingCacheProjection } from '../../projections/briefing-cache.ts'
+import { liveTables } from '../../projections/live.ts'
 import { ProjectionRunner } from '../../projections/runner.ts'
 import { quotaAudit } from '../../src/briefings/audit.ts'
 import { quotaStream } from '../../src/briefings/events.ts'
@@ -138,7 +140,7 @@ for (const target of databaseTargets('briefing service')) {
       const audit = await quotaAudit(store, 'dave', '2026-05')
       expect(audit.filter((e) => e.charged)).toHaveLength(50)
       expect(audit.filter((e) => !e.charged)).toHaveLength(1)
-      expect(audit.at(-1)).toMatchObject({ event: 'BriefingServedFromCache', used: 50, key_id: 'key_dave' })
+      expect(audit.at(-1)).toMatchObject({ type: 'BriefingServedFromCache', actor: 'key_dave', used: 50, key_id: 'key_dave' })
       expect(audit.map((e) => e.position)).toEqual([...audit.map((e) => e.position)].sort((a, b) => a - b))
       expect(await quotaAudit(store, 'dave', '2026-05', '2026-05-19T00:00:00Z')).toEqual([])
     })
@@ -203,7 +205,8 @@ for (const target of databaseTargets('briefing service')) {
         expect(results.map((r) => r.usage.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1))
         const again = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who).then(bodyOf)))
         expect(again.every((r) => r.cached && r.usage.used === 12)).toBe(true)
-        const [row] = await db.query(`select count(*)::int as n from briefing_cache_v1 where cache_key like 'developer:GT:%mixed_use%Zona 2__"}'`)
+        const { tables } = await liveTables(db).of(briefingCacheProjection)
+        const [row] = await db.query(`select count(*)::int as n from ${tables.cache} where cache_key like 'developer:GT:%mixed_use%Zona 2__"}'`)
         expect(row!.n).toBe(12)
       } finally {
         await live.stop()
@@ -219,7 +222,7 @@ for (const target of databaseTargets('briefing service')) {
       const hit = await restarted.brief('broker', { asking_price_usd: 250_000, profile: 'listing_agent', zone: 'Zona 90' }, who).then(bodyOf)
       expect(hit).toMatchObject({ cached: true, briefing_id: first.briefing_id, usage: { used: 1 } })
 
-      const snapshot = () => db.query('select * from briefing_cache_v1 order by cache_key')
+      const snapshot = async () => db.query(`select * from ${(await liveTables(db).of(briefingCacheProjection)).tables.cache} order by cache_key`)
       const before = JSON.stringify(await snapshot())
       await new ProjectionRunner(db, store, BRIEFING_PROJECTIONS).rebuild([])
       expect(JSON.stringify(await snapshot())).toBe(before)

@@ -70,7 +70,7 @@ describe('briefings on the real server with the OpenAI writer (local chat-comple
 
     const audit = JSON.parse((await server.cli('audit', 'quota', 'acme', '--json')).stdout) as Json
     expect(audit).toMatchObject({ owner_id: 'acme', charged: 1, cache_hits: 2 })
-    expect(audit.entries.map((e: Json) => [e.event, e.charged, e.used])).toEqual([
+    expect(audit.entries.map((e: Json) => [e.type, e.charged, e.used])).toEqual([
       ['BriefingGenerated', true, 1],
       ['BriefingServedFromCache', false, 1],
       ['BriefingServedFromCache', false, 1],

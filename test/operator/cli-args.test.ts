@@ -37,6 +37,25 @@ describe('operator command line', () => {
     expect(parse('ingest', '/srv/f.ndjson')).toMatchObject({ args: { file: '/srv/f.ndjson' } })
   })
 
+  test('projections take the names status prints; --hold is a switch; audits take --until', () => {
+    expect(parse('projections', 'rebuild', 'listings', '--hold')).toMatchObject({ args: { names: ['listings'], hold: true } })
+    for (const command of ['diff', 'promote', 'rollback', 'prune']) {
+      expect(parse('projections', command, 'listings', '--json')).toEqual({
+        kind: 'run',
+        command: `projections ${command}`,
+        args: { name: 'listings' },
+        json: true,
+        init: false,
+      })
+    }
+    expect(parse('audit', 'key', 'key_abcdefghijkl', '--until', '2026-05-01T10:00:00Z', '--json')).toMatchObject({
+      command: 'audit key',
+      args: { key_id: 'key_abcdefghijkl', until: '2026-05-01T10:00:00Z' },
+      json: true,
+    })
+    expect(parse('audit', 'owner', 'acme', '--until=2026-05-01')).toMatchObject({ args: { id: 'acme', until: '2026-05-01' } })
+  })
+
   test.each([
     [[], /no command/],
     [['owner', 'explode'], /unknown command "owner explode"/],
@@ -46,6 +65,8 @@ describe('operator command line', () => {
     [['audit', 'key'], /needs KEY_ID/],
     [['key', 'list', '--owner', 'acme', 'extra'], /unexpected argument "extra"/],
     [['teleport', '--help'], /unknown command "teleport"/],
+    [['projections', 'promote'], /needs NAME/],
+    [['projections', 'rebuild', '--hold=yes'], /--hold takes no value/],
   ])('%j is refused with a usage message', (argv, message) => {
     expect(() => parse(...argv)).toThrow(message)
     expect(() => parse(...argv)).toThrow(/usage: npm run cli/)

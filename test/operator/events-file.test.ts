@@ -9,6 +9,8 @@ import { runOperatorCommand } from '../../src/operator/commands.ts'
 import { exportEventsThrough, importEventsThrough } from '../../src/operator/events-file.ts'
 import { errorLine } from '../../src/operator/socket-handler.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
+import { allProjections } from '../../projections/index.ts'
+import { LiveTables } from '../../projections/live.ts'
 import { uniqueSchema } from '../support/databases.ts'
 
 const DATABASE_URL = process.env.DATABASE_URL
@@ -48,32 +50,23 @@ async function populate(system: TestSystem): Promise<void> {
 }
 
 /**
- * Every table of the read-model database but the event log, row by row, as UTC JSON text, minus
- * bookkeeping columns stamped with the wall clock (when a checkpoint last moved).
+ * Every read model as the API serves it: the tables of each projection's live generation (their
+ * names differ after a rebuild, so they are named by projection and key), row by row, as UTC JSON text.
  */
 async function readModels(db: Db): Promise<Record<string, string[]>> {
-  return db.transaction(async (tx) => {
-    await tx.query(`set local timezone to 'UTC'`)
-    const tables = await tx.query<{ table_name: string }>(
-      `select table_name from information_schema.tables
-        where table_schema = current_schema() and table_type = 'BASE TABLE' and table_name <> 'mirador_events'
-        order by table_name`,
-    )
-    const out: Record<string, string[]> = {}
-    for (const { table_name: table } of tables) {
-      const columns = await tx.query<{ column_name: string }>(
-        `select column_name from information_schema.columns
-          where table_schema = current_schema() and table_name = $1
-            and coalesce(column_default, '') not ilike '%clock_timestamp%' and coalesce(column_default, '') not ilike '%now()%'
-          order by ordinal_position`,
-        [table],
-      )
-      const list = columns.map((c) => `"${c.column_name}"`).join(', ')
-      const rows = await tx.query<{ row: string }>(`select to_jsonb(t)::text as row from (select ${list} from "${table}") t order by 1`)
-      out[table] = rows.map((r) => r.row)
+  const live = new LiveTables(db)
+  const out: Record<string, string[]> = {}
+  for (const projection of allProjections) {
+    const { tables } = await live.of(projection)
+    for (const [key, table] of Object.entries(tables)) {
+      const rows = await db.transaction(async (tx) => {
+        await tx.query(`set local timezone to 'UTC'`)
+        return tx.query<{ row: string }>(`select to_jsonb(t)::text as row from "${table}" t order by 1`)
+      })
+      out[`${projection.name}.${key}`] = rows.map((r) => r.row)
     }
-    return out
-  })
+  }
+  return out
 }
 
 const allEvents = (system: TestSystem) => system.storage.store.readAll(0, { limit: 1_000_000 })

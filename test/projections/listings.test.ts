@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HISTORY_TABLE, LISTINGS_TABLE, listingsProjection, ZONES_TABLE } from '../../projections/listings.ts'
+import { listingsProjection } from '../../projections/listings.ts'
+import { liveTables } from '../../projections/live.ts'
 import { ProjectionRunner } from '../../projections/runner.ts'
 import type { Db } from '../../src/db/port.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
@@ -24,12 +25,17 @@ async function zoneStatistics(db: Db): Promise<string> {
   return JSON.stringify(out)
 }
 
-const tables = async (db: Db) =>
-  JSON.stringify([
-    await db.query(`select * from ${LISTINGS_TABLE} order by listing_id`),
-    await db.query(`select * from ${HISTORY_TABLE} order by listing_id, since_revision`),
-    await db.query(`select * from ${ZONES_TABLE} order by country, zone_no`),
+/** The live generation's table names. */
+const live = async (db: Db) => (await liveTables(db).of(listingsProjection)).tables
+
+const tables = async (db: Db) => {
+  const t = await live(db)
+  return JSON.stringify([
+    await db.query(`select * from ${t.listings} order by listing_id`),
+    await db.query(`select * from ${t.history} order by listing_id, since_revision`),
+    await db.query(`select * from ${t.zones} order by country, zone_no`),
   ])
+}
 
 for (const target of databaseTargets('listings projection')) {
   describe(`listings projection on ${target.name}`, () => {
@@ -76,7 +82,7 @@ for (const target of databaseTargets('listings projection')) {
 
     it('takes times from the events, not from when the projection ran', async () => {
       const latest = market.records.reduce((max, r) => (r.observed_at > max ? r.observed_at : max), '')
-      const [row] = await market.db.query<{ latest: Date }>(`select max(updated_at) as latest from ${ZONES_TABLE}`)
+      const [row] = await market.db.query<{ latest: Date }>(`select max(updated_at) as latest from ${(await live(market.db)).zones}`)
       expect(new Date(row!.latest).toISOString()).toBe(latest)
     })
 
@@ -93,8 +99,9 @@ for (const target of databaseTargets('listings projection')) {
       await runner.catchUp()
 
       const id = listingId('broker', 'mover')
+      const t = await live(db)
       const [listing] = await db.query(
-        `select zone_no, title, status, public, price_usd::text, ppm2_usd::text from ${LISTINGS_TABLE} where listing_id = $1`,
+        `select zone_no, title, status, public, price_usd::text, round(ppm2_usd, 2)::text as ppm2_usd from ${t.listings} where listing_id = $1`,
         [id],
       )
       expect(listing).toEqual({
@@ -106,7 +113,7 @@ for (const target of databaseTargets('listings projection')) {
         ppm2_usd: '1125.00',
       })
       const history = await db.query<{ zone_no: number; price_usd: string; valid_from: Date; valid_to: Date | null }>(
-        `select zone_no, price_usd::text, valid_from, valid_to from ${HISTORY_TABLE} where listing_id = $1 order by since_revision`,
+        `select zone_no, price_usd::text, valid_from, valid_to from ${t.history} where listing_id = $1 order by since_revision`,
         [id],
       )
       const iso = (time: Date | null) => time && new Date(time).toISOString()

@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { API_KEYS_TABLE } from '../../projections/api-keys.ts'
-import { OWNERS_TABLE } from '../../projections/owners.ts'
+import { apiKeysProjection } from '../../projections/api-keys.ts'
+import { liveTables } from '../../projections/live.ts'
+import { ownersProjection } from '../../projections/owners.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { databaseTargets } from '../support/databases.ts'
 
 for (const target of databaseTargets('owners and keys projections')) {
   describe(`owners and keys read models (${target.name})`, () => {
     let system: TestSystem
+    const ownersTable = async () => (await liveTables(system.storage.db).of(ownersProjection)).tables.owners
+    const keysTable = async () => (await liveTables(system.storage.db).of(apiKeysProjection)).tables.keys
     const dump = async () =>
       JSON.stringify([
-        await system.storage.db.query(`select * from ${OWNERS_TABLE} order by owner_id`),
-        await system.storage.db.query(`select * from ${API_KEYS_TABLE} order by key_id`),
+        await system.storage.db.query(`select * from ${await ownersTable()} order by owner_id`),
+        await system.storage.db.query(`select * from ${await keysTable()} order by key_id`),
       ])
 
     beforeAll(async () => {
@@ -25,14 +28,14 @@ for (const target of databaseTargets('owners and keys projections')) {
     afterAll(() => system.close())
 
     test('rows reflect the latest state of each owner and key', async () => {
-      const owners = await system.storage.db.query(`select owner_id, tier, status from ${OWNERS_TABLE} order by owner_id`)
+      const owners = await system.storage.db.query(`select owner_id, tier, status from ${await ownersTable()} order by owner_id`)
       expect(owners).toEqual([
         { owner_id: 'acme', tier: 'enterprise', status: 'active' },
         { owner_id: 'client', tier: 'enterprise', status: 'inactive' },
         { owner_id: 'root', tier: 'admin', status: 'active' },
       ])
       const keys = await system.storage.db.query<{ owner_id: string; status: string; scopes: string[]; revoke_reason: string | null }>(
-        `select owner_id, status, scopes, revoke_reason from ${API_KEYS_TABLE} order by owner_id`,
+        `select owner_id, status, scopes, revoke_reason from ${await keysTable()} order by owner_id`,
       )
       expect(keys).toEqual([
         { owner_id: 'acme', status: 'revoked', scopes: ['read', 'write'], revoke_reason: 'rotated' },
@@ -45,7 +48,9 @@ for (const target of databaseTargets('owners and keys projections')) {
       await system.storage.runner.rebuild([])
       expect(await dump()).toBe(before)
       const status = await system.storage.runner.status()
-      expect(status.map((s) => s.lag)).toEqual(status.map(() => 0))
+      expect(status.filter((s) => s.state === 'live').map((s) => [s.projection, s.generation, s.lag_events]).sort()).toEqual(
+        ['api_keys', 'briefing_cache', 'briefing_usage', 'listings', 'owners'].map((name) => [name, name === 'listings' ? 'v2.2' : 'v1.2', 0]),
+      )
     })
 
     test('operator commands read the projections: key list and owner audit', async () => {

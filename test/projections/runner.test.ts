@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { liveTables } from '../../projections/live.ts'
 import { type Projection, sql } from '../../projections/projection.ts'
 import { ProjectionRunner } from '../../projections/runner.ts'
 import type { Db } from '../../src/db/port.ts'
@@ -15,27 +16,27 @@ type Tally = { stream: string; events: number; total: number; lastEvent: string;
  * last event applied (so that order matters). Events flagged `poison` make `apply` throw; events
  * flagged `failing` yield a statement the database refuses.
  */
-function tallyProjection(): Projection & { category: string; rows(db: Db): Promise<Tally[]> } {
+function tallyProjection(): Projection<'tally'> & { category: string; rows(db: Db): Promise<Tally[]> } {
   const label = Math.random().toString(36).slice(2, 10)
-  const table = `tally_${label}_v1`
-  return {
+  const projection: Projection<'tally'> & { category: string } = {
     name: `tally_${label}`,
     version: 1,
     category: `tally${label}`,
     categories: [`tally${label}`],
-    schema: [
-      `create table if not exists ${table} (
+    tables: { tally: `tally_${label}` },
+    schema: (t) => [
+      `create table if not exists ${t.tally} (
          stream text primary key, events integer not null, total bigint not null,
          last_event uuid not null, last_position bigint not null)`,
     ],
-    tables: [table],
-    apply(event) {
+    indexes: () => [],
+    apply(event, t) {
       if (event.data.poison) throw new Error(`poisoned event at ${event.position}`)
       if (event.data.failing) return [sql('select 1 / $1::integer', 0)]
       return [
         sql(
-          `insert into ${table} (stream, events, total, last_event, last_position) values ($1, 1, $2, $3, $4)
-           on conflict (stream) do update set events = ${table}.events + 1, total = ${table}.total + excluded.total,
+          `insert into ${t.tally} (stream, events, total, last_event, last_position) values ($1, 1, $2, $3, $4)
+           on conflict (stream) do update set events = ${t.tally}.events + 1, total = ${t.tally}.total + excluded.total,
              last_event = excluded.last_event, last_position = excluded.last_position`,
           event.stream,
           event.data.amount,
@@ -44,8 +45,12 @@ function tallyProjection(): Projection & { category: string; rows(db: Db): Promi
         ),
       ]
     },
+  }
+  return {
+    ...projection,
     async rows(db) {
-      const rows = await db.query(`select * from ${table} order by stream`)
+      const { tables } = await liveTables(db).of(projection)
+      const rows = await db.query(`select * from ${tables.tally} order by stream`)
       return rows.map((r) => ({
         stream: String(r.stream),
         events: toNumber(r.events),
@@ -87,7 +92,9 @@ async function appendCounted(store: EventStore, category: string, count: number,
   }
 }
 
-const checkpointOf = async (runner: ProjectionRunner) => (await runner.status())[0]!.position
+/** The checkpoint of the live generation (`catching up` while events are pending). */
+const checkpointOf = async (runner: ProjectionRunner) =>
+  (await runner.status()).find((g) => g.state === 'live' || g.state === 'catching up')!.position
 
 for (const target of databaseTargets('projection runner')) {
   describe(`projection runner on ${target.name}`, () => {
@@ -130,7 +137,7 @@ for (const target of databaseTargets('projection runner')) {
       expect(await tally.rows(db)).toEqual(expectedTally(events))
       const head = await store.headPosition()
       expect(await runner.status()).toEqual([
-        { projection: `${tally.name}_v1`, position: events[events.length - 1]!.position, head, lag: 0 },
+        expect.objectContaining({ projection: tally.name, generation: 'v1.1', state: 'live', position: events[events.length - 1]!.position, head, lag_events: 0 }),
       ])
 
       await runner.catchUp()
@@ -151,7 +158,7 @@ for (const target of databaseTargets('projection runner')) {
       const built = await tally.rows(db)
       const checkpoint = await checkpointOf(runner)
       // Damage the read model: only a real replay from zero can repair it.
-      await db.query(`update ${tally.tables[0]} set total = -1, events = 0`)
+      await db.query(`update ${(await liveTables(db).of(tally)).tables.tally} set total = -1, events = 0`)
 
       await runner.rebuild([tally.name])
 

@@ -6,7 +6,7 @@ import { type OperatorContext, runOperatorCommand } from '../../src/operator/com
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import type { RateLimiter, RateLimits } from '../../src/ratelimit/port.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
-import { type Storage, briefingServiceOn, openKeyIndex, storageOn } from '../../src/system.ts'
+import { type Storage, briefingServiceOn, openKeyIndex, projectionLagOf, storageOn } from '../../src/system.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
 
@@ -67,6 +67,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     accessLog: true,
     db,
     briefings,
+    projectionLag: projectionLagOf(storage),
   })
   const operator: OperatorContext = { ...storage, clock, random: cryptoRandom, progress: () => {} }
   const settle = async () => {

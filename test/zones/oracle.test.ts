@@ -1,26 +1,45 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Db } from '../../src/db/port.ts'
 import type { FeedRecord } from '../../src/listings/feed.ts'
+import { parseListingSearch, searchListings } from '../../src/listings/search.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import { COUNTRIES } from '../../src/market/vocabulary.ts'
 import { getZoneDetail, listZones } from '../../src/zones/queries.ts'
+import { listingsProjection } from '../../projections/listings.ts'
+import { ProjectionRunner } from '../../projections/runner.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { ingestRecords } from '../../src/listings/ingest.ts'
 import { databaseTargets } from '../support/databases.ts'
-import { ANCHOR, type Market, openMarket } from '../support/market.ts'
+import { ANCHOR, aRecord, type Market, openMarket } from '../support/market.ts'
 
 /**
  * The statistics oracle: everything the zone queries serve is recomputed here by brute force from
  * the raw feed lines, without the projection, the events or the SQL. Every line of the demo feed is
  * a full snapshot of its listing, so a listing's state at time T is simply its last line at or
- * before T. Arithmetic is in whole cents and milliseconds, rounding halves up (all values positive).
+ * before T. Arithmetic is exact: prices in whole cents, price per m² as a fraction (cents × area's
+ * denominator / area's numerator, in BigInt), medians as fractions, rounded once to the cent,
+ * halves up (all values positive), as the docs define every statistic.
  */
 
 const NOW = new Date(ANCHOR.getTime() + 36 * 3_600_000 + 12_345)
 const DAY = 86_400_000
 
-type Snapshot = { record: FeedRecord; priceCents: number; ppm2Cents: number; listedMs: number }
+/** n / d, d > 0. */
+type Fraction = { n: bigint; d: bigint }
+const compare = (a: Fraction, b: Fraction) => (a.n * b.d < b.n * a.d ? -1 : a.n * b.d > b.n * a.d ? 1 : 0)
+
+/** A feed number as the exact decimal it was written as (its shortest representation). */
+function decimal(value: number): Fraction {
+  const [whole, fraction = ''] = String(value).split('.')
+  return { n: BigInt(whole! + fraction), d: 10n ** BigInt(fraction.length) }
+}
+
+type Snapshot = { record: FeedRecord; priceCents: number; ppm2: Fraction; listedMs: number }
 
 const snapshotOf = (record: FeedRecord): Snapshot => {
   const priceCents = Math.round((record.price * 100) / DEFAULT_FX[record.currency])
-  return { record, priceCents, ppm2Cents: Math.round(priceCents / record.area_m2), listedMs: Date.parse(record.listed_at) }
+  const area = decimal(record.area_m2)
+  return { record, priceCents, ppm2: { n: BigInt(priceCents) * area.d, d: area.n }, listedMs: Date.parse(record.listed_at) }
 }
 
 /** Each listing's snapshot as of `at` (its last line observed at or before it), active ones only. */
@@ -30,23 +49,35 @@ function activeAt(records: readonly FeedRecord[], at: number): Snapshot[] {
   return [...last.values()].filter((r) => r.status === 'active').map(snapshotOf)
 }
 
-/** Exact median of whole units, as a number of hundredths: null under 3 values. */
-const medianCents = (values: number[]): number | null => {
+/** Exact median of amounts in cents (the mean of the two middle ones for an even count), published in USD: null under 3. */
+function medianUsd(values: readonly Fraction[]): number | null {
   if (values.length < 3) return null
-  const sorted = [...values].sort((a, b) => a - b)
+  const sorted = [...values].sort(compare)
   const mid = sorted.length >> 1
-  const twice = sorted.length % 2 === 1 ? 2 * sorted[mid]! : sorted[mid - 1]! + sorted[mid]!
-  return Math.floor((twice + 1) / 2) / 100
+  const [a, b] = sorted.length % 2 === 1 ? [sorted[mid]!, sorted[mid]!] : [sorted[mid - 1]!, sorted[mid]!]
+  const mean = { n: a.n * b.d + b.n * a.d, d: 2n * a.d * b.d }
+  // Round half up to whole cents: floor((2n + d) / 2d).
+  return Number((2n * mean.n + mean.d) / (2n * mean.d)) / 100
 }
+const cents = (c: number): Fraction => ({ n: BigInt(c), d: 1n })
 
-const figures = (listings: Snapshot[], saleOnly: boolean) => {
-  const priced = saleOnly ? listings.filter((l) => l.record.operation === 'Venta') : listings
+/** A breakdown row: medians over its Venta listings, `n_sale` of them. */
+const saleFigures = (listings: Snapshot[]) => {
+  const sales = listings.filter((l) => l.record.operation === 'Venta')
   return {
     n_active: listings.length,
-    median_ppm2_usd: medianCents(priced.map((l) => l.ppm2Cents)),
-    median_price_usd: medianCents(priced.map((l) => l.priceCents)),
+    n_sale: sales.length,
+    median_ppm2_usd: medianUsd(sales.map((l) => l.ppm2)),
+    median_price_usd: medianUsd(sales.map((l) => cents(l.priceCents))),
   }
 }
+
+/** A by_operation row: medians over its own listings. */
+const ownFigures = (listings: Snapshot[]) => ({
+  n_active: listings.length,
+  median_ppm2_usd: medianUsd(listings.map((l) => l.ppm2)),
+  median_price_usd: medianUsd(listings.map((l) => cents(l.priceCents))),
+})
 
 const medianDom = (listings: Snapshot[]): number | null => {
   if (listings.length < 3) return null
@@ -90,15 +121,16 @@ for (const target of databaseTargets('zone statistics oracle')) {
 
         const expectedZones = zoneNumbers.map((n) => {
           const active = inZone(now, n)
-          const overall = figures(active, true)
+          const overall = saleFigures(active)
           return {
             zone: `Zona ${n}`,
             slug: `zona-${n}`,
             median_ppm2_usd: overall.median_ppm2_usd,
             n_active: active.length,
+            n_sale: overall.n_sale,
             median_dom: medianDom(active),
             median_price_usd: overall.median_price_usd,
-            change_30d_pct: pct(overall.median_ppm2_usd, figures(inZone(then, n), true).median_ppm2_usd),
+            change_30d_pct: pct(overall.median_ppm2_usd, saleFigures(inZone(then, n)).median_ppm2_usd),
             updated_at: updatedAt(n),
           }
         })
@@ -107,8 +139,9 @@ for (const target of databaseTargets('zone statistics oracle')) {
         for (const n of zoneNumbers) {
           const active = inZone(now, n)
           const activeThen = inZone(then, n)
-          const overall = figures(active, true)
-          const thenPpm2 = figures(activeThen, true).median_ppm2_usd
+          const overall = saleFigures(active)
+          const thenSales = saleFigures(activeThen)
+          const thenPpm2 = thenSales.median_ppm2_usd
           const brokers = active.filter((l) => l.record.source === 'broker').length
           const detail = await getZoneDetail(market.db, country, `zona-${n}`, NOW)
           expect(detail).toEqual({
@@ -119,15 +152,15 @@ for (const target of databaseTargets('zone statistics oracle')) {
             median_dom: medianDom(active),
             by_property_type: ['Apartamento', 'Casa', 'Terreno', 'Oficina', 'Local', 'Bodega'].map((t) => ({
               property_type: t,
-              ...figures(active.filter((l) => l.record.property_type === t), true),
+              ...saleFigures(active.filter((l) => l.record.property_type === t)),
             })),
             by_bedrooms: ['0', '1', '2', '3', '4+'].map((b) => ({
               bedrooms: b,
-              ...figures(active.filter((l) => (l.record.bedrooms >= 4 ? '4+' : String(l.record.bedrooms)) === b), true),
+              ...saleFigures(active.filter((l) => (l.record.bedrooms >= 4 ? '4+' : String(l.record.bedrooms)) === b)),
             })),
             by_operation: ['Venta', 'Renta'].map((o) => ({
               operation: o,
-              ...figures(active.filter((l) => l.record.operation === o), false),
+              ...ownFigures(active.filter((l) => l.record.operation === o)),
             })),
             change_30d: {
               median_ppm2_usd_now: overall.median_ppm2_usd,
@@ -135,6 +168,8 @@ for (const target of databaseTargets('zone statistics oracle')) {
               pct: pct(overall.median_ppm2_usd, thenPpm2),
               n_active_now: active.length,
               n_active_then: activeThen.length,
+              n_sale_now: overall.n_sale,
+              n_sale_then: thenSales.n_sale,
             },
             source_mix: [
               { source: 'broker', n: brokers, share: expect.any(Number) },
@@ -163,6 +198,84 @@ for (const target of databaseTargets('zone statistics oracle')) {
       expect(await getZoneDetail(market.db, 'GT', 'zona-999', NOW)).toBeNull()
       expect(await getZoneDetail(market.db, 'GT', 'zona-99999999999999999999', NOW)).toBeNull()
       expect(await listZones(market.db, 'GT', NOW)).not.toEqual([])
+    })
+  })
+}
+
+/**
+ * The cases an independent audit caught: version 1 rounded each listing's price per m² to the cent
+ * before taking medians, so an even count averaged rounded values and came out a cent high.
+ */
+for (const target of databaseTargets('exact medians of price per m²')) {
+  describe(`exact medians of price per m² on ${target.name}`, () => {
+    /** USD listings in one zone: [operation, price in USD, area in m²]. */
+    const zones: Record<string, [operation: 'Venta' | 'Renta', price: number, area: number][]> = {
+      // Middle values 999.995 and 1000.005: exact median 1000.00; rounded first, 1000.00 and 1000.01 → 1000.01.
+      'Zona 1': [['Venta', 90_000, 100], ['Venta', 99_999.5, 100], ['Venta', 100_000.5, 100], ['Venta', 110_000, 100]],
+      // A rent zone: middle values 6.155 and 6.165, exact 6.16; rounded first, 6.16 and 6.17 → 6.17.
+      'Zona 2': [['Renta', 500, 100], ['Renta', 615.5, 100], ['Renta', 616.5, 100], ['Renta', 700, 100]],
+      // Thirds never end in decimal, yet their mean is exactly 333.335: rounds up to 333.34.
+      'Zona 3': [['Venta', 900, 3], ['Venta', 1000, 3], ['Venta', 1000.01, 3], ['Venta', 1100, 3]],
+      // Odd count, and rents beside the sales: n_active 5, n_sale 3, the medians over the 3 sales only.
+      'Zona 4': [['Venta', 100_000, 80], ['Venta', 100_000.01, 80], ['Venta', 250_000, 90], ['Renta', 900, 80], ['Renta', 1_000, 75]],
+    }
+    const records = Object.entries(zones).flatMap(([zone, listings]) =>
+      listings.map(([operation, price, area], i) =>
+        aRecord({
+          source_id: `${zone}-${i}`,
+          country: 'PA',
+          zone,
+          operation,
+          price,
+          currency: 'USD',
+          area_m2: area,
+          bedrooms: 2,
+          broker: { id: 'pa-brk-1', name: 'Corredora Panamá' },
+          verified_at: '2026-03-01T11:00:00.000Z',
+        }),
+      ),
+    )
+    const now = new Date('2026-03-02T00:00:00.000Z')
+    let close: () => Promise<void>
+    let db: Db
+
+    beforeAll(async () => {
+      db = await target.open()
+      const store = await openSqlEventStore(db)
+      await ingestRecords(store, records, DEFAULT_FX)
+      await new ProjectionRunner(db, store, [listingsProjection]).catchUp()
+      close = async () => {
+        await store.close()
+        await db.close()
+      }
+    })
+    afterAll(async () => close?.())
+
+    it('serves the exact medians, rounded once, as the oracle computes them', async () => {
+      const served = await listZones(db, 'PA', now)
+      const byZone = Object.fromEntries(served.map((z) => [z.zone, z]))
+      expect(byZone['Zona 1']).toMatchObject({ median_ppm2_usd: 1000, median_price_usd: 100_000, n_active: 4, n_sale: 4 })
+      expect(byZone['Zona 3']).toMatchObject({ median_ppm2_usd: 333.34, n_sale: 4 })
+      expect(byZone['Zona 4']).toMatchObject({ median_ppm2_usd: 1250, median_price_usd: 100_000.01, n_active: 5, n_sale: 3 })
+      const rents = await getZoneDetail(db, 'PA', 'zona-2', now)
+      expect(rents!.by_operation.find((o) => o.operation === 'Renta')).toEqual({ operation: 'Renta', n_active: 4, median_ppm2_usd: 6.16, median_price_usd: 616 })
+      expect(rents).toMatchObject({ n_active: 4, n_sale: 0, median_ppm2_usd: null })
+
+      // The same figures from the oracle's exact arithmetic, for every zone.
+      const snapshots = records.map(snapshotOf)
+      for (const zone of served) {
+        const here = snapshots.filter((l) => l.record.zone === zone.zone)
+        expect(zone).toMatchObject(
+          (({ n_active, n_sale, median_ppm2_usd, median_price_usd }) => ({ n_active, n_sale, median_ppm2_usd, median_price_usd }))(saleFigures(here)),
+        )
+      }
+      const detail = await getZoneDetail(db, 'PA', 'zona-4', now)
+      expect(detail!.by_bedrooms.find((b) => b.bedrooms === '2')).toEqual({ bedrooms: '2', n_active: 5, n_sale: 3, median_ppm2_usd: 1250, median_price_usd: 100_000.01 })
+    })
+
+    it('publishes each listing\'s price per m² rounded once from the exact value', async () => {
+      const page = await searchListings(db, parseListingSearch({ country: 'PA', zone: 'Zona 1', sort: 'price_asc' }), now)
+      expect(page.listings.map((l) => l.price_per_m2_usd)).toEqual([900, 1000, 1000.01, 1100])
     })
   })
 }

@@ -1,0 +1,46 @@
+import { describe, expect, test } from 'vitest'
+import { terminalProgress } from '../../src/runtime/progress.ts'
+
+const fakeTerminal = (isTTY: boolean) => {
+  const written: string[] = []
+  return { stream: { isTTY, write: (text: string) => written.push(text) } as unknown as NodeJS.WriteStream, written }
+}
+
+describe('progress on a terminal', () => {
+  test('a bar with the rate and the time left when the update names a unit', () => {
+    const { stream, written } = fakeTerminal(true)
+    let now = 0
+    const bar = terminalProgress(stream, () => now)
+    bar.progress({ label: 'rebuild listings', done: 0, total: 100_000, unit: 'events' })
+    now = 2000
+    bar.progress({ label: 'rebuild listings', done: 25_000, total: 100_000, unit: 'events' })
+    expect(written.at(-1)).toBe('\rrebuild listings [########......................]  25% 25000/100000 12,500 events/s, ETA 6 s\x1b[K')
+    now = 10_000
+    bar.progress({ label: 'rebuild listings', done: 100_000, total: 100_000, unit: 'events' })
+    expect(written.at(-1)).toContain('100% 100000/100000 10,000 events/s\x1b[K')
+    bar.done()
+    expect(written.at(-1)).toBe('\n')
+  })
+
+  test('a new label starts its own rate; without a unit, no rate', () => {
+    const { stream, written } = fakeTerminal(true)
+    let now = 0
+    const bar = terminalProgress(stream, () => now)
+    bar.progress({ label: 'rebuild owners', done: 10, total: 10, unit: 'events' })
+    now = 5000
+    bar.progress({ label: 'rebuild listings', done: 0, total: 600_000, unit: 'events' })
+    now = 65_000
+    bar.progress({ label: 'rebuild listings', done: 6000, total: 600_000, unit: 'events' })
+    expect(written.at(-1)).toContain('100 events/s, ETA 1 h 39 min')
+    bar.progress({ label: 'ingest', done: 5, total: 10 })
+    expect(written.at(-1)).toMatch(/50% 5\/10\x1b\[K$/)
+  })
+
+  test('nothing at all when the output is not a terminal (the command prints its summary line)', () => {
+    const { stream, written } = fakeTerminal(false)
+    const bar = terminalProgress(stream, () => 0)
+    bar.progress({ label: 'rebuild listings', done: 1, total: 2, unit: 'events' })
+    bar.done()
+    expect(written).toEqual([])
+  })
+})
