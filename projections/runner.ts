@@ -43,6 +43,12 @@ const RETRY_FAILED_BUILD_MS = 30_000
 export type Progress = (projection: string, position: number, head: number) => void
 /** Called after a batch commits to a live generation, with the events it applied (for in-memory caches). */
 export type AppliedListener = (projection: string, events: readonly RecordedEvent[]) => void
+/**
+ * Called after a batch of a live generation is settled, with every event of it the live generation
+ * now holds: applied here or, before this process got to them, by another process. What every
+ * process's in-memory answers follow (AppliedListener fires in the applying process only).
+ */
+export type LiveAdvancedListener = (projection: string, events: readonly RecordedEvent[]) => void
 
 export type GenerationStatus = {
   projection: string
@@ -123,6 +129,7 @@ export const thisProcess = (): ProcessIdentity => ({
 export class ProjectionRunner {
   private readonly subscriptions = new Map<string, Subscription>()
   private readonly listeners = new Set<AppliedListener>()
+  private readonly advancedListeners = new Set<LiveAdvancedListener>()
   private readonly locks: BuildLocks
   private readonly builds = new Map<string, Promise<unknown>>()
   private serving = false
@@ -146,6 +153,11 @@ export class ProjectionRunner {
   onApplied(listener: AppliedListener): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
+  }
+
+  onLiveAdvanced(listener: LiveAdvancedListener): () => void {
+    this.advancedListeners.add(listener)
+    return () => this.advancedListeners.delete(listener)
   }
 
   /** Finds a projection by its name (the one name status prints and every command takes). */
@@ -450,7 +462,7 @@ export class ProjectionRunner {
       if (!row || row.state === 'retired') return { fresh: [] as RecordedEvent[], live: false }
       const done = Number(row.position)
       const fresh = events.filter((e) => e.position > done)
-      if (fresh.length === 0) return { fresh, live: false }
+      if (fresh.length === 0) return { fresh, live: row.state === 'live' }
       // Decided in full before anything is sent, so that a throwing `apply` leaves no statement in flight.
       const changes = projection.applyBatch
         ? projection.applyBatch(fresh, tables)
@@ -465,7 +477,10 @@ export class ProjectionRunner {
       )
       return { fresh, live: row.state === 'live' }
     })
-    if (outcome.live) for (const listener of this.listeners) listener(projection.name, outcome.fresh)
+    if (outcome.live) {
+      if (outcome.fresh.length > 0) for (const listener of this.listeners) listener(projection.name, outcome.fresh)
+      for (const listener of this.advancedListeners) listener(projection.name, events)
+    }
     return outcome.fresh.length
   }
 
