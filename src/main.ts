@@ -19,7 +19,7 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, openKeyIndex, openStorage, projectionLagOf } from './system.ts'
+import { briefingServiceOn, openKeyIndex, openReadyZones, openStorage, projectionLagOf } from './system.ts'
 import { liveTables } from '../projections/live.ts'
 
 const log = jsonLogger
@@ -109,6 +109,9 @@ async function start() {
   await storage.runner.start(reportError)
   log.info('projections_ready', { seconds: (Date.now() - catchingUp) / 1000 })
   const keys = await openKeyIndex(storage, reportError)
+  const preparing = Date.now()
+  const zones = await openReadyZones(storage, reportError)
+  log.info('zones_ready', { seconds: (Date.now() - preparing) / 1000 })
   const limiter = config.redisUrl
     ? await openRedisRateLimiter({ url: config.redisUrl, log: (message) => log.info('redis', { message }) })
     : memoryRateLimiter()
@@ -120,7 +123,8 @@ async function start() {
     log,
     accessLog: config.accessLog,
     db: storage.db,
-    briefings: briefingServiceOn(storage, config, systemClock, cryptoRandom),
+    zones,
+    briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom),
     projectionLag: projectionLagOf(storage),
   })
   http.reload({ fetch: (request) => app.handle(request) })

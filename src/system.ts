@@ -9,7 +9,7 @@ import type { EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
 import { KeyIndex } from './keys/key-index.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
-import { zoneFactsFromReadModels } from './briefings/facts.ts'
+import { zoneFactsFrom } from './briefings/facts.ts'
 import { writerFor } from './briefings/openai-writer.ts'
 import { DEFAULT_LEASE_MS } from './briefings/idempotency.ts'
 import { BriefingReadModel } from './briefings/read-model.ts'
@@ -20,6 +20,7 @@ import type { ProjectionLagReader } from './health/routes.ts'
 import { ProjectionRunner } from '../projections/runner.ts'
 import { allProjections } from '../projections/index.ts'
 import { liveTables } from '../projections/live.ts'
+import { ReadyZones } from './zones/ready.ts'
 
 /** The storage side of the system: one database, the event store on it, and the read models. */
 export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; close(): Promise<void> }
@@ -90,6 +91,10 @@ export async function openKeyIndex(storage: Storage, onError: (error: unknown) =
   return index
 }
 
+/** The answers of /zones and /zone/{slug}, prepared from the listings read model and kept current. */
+export const openReadyZones = (storage: Storage, onError: (error: unknown) => void): Promise<ReadyZones> =>
+  ReadyZones.follow(storage.db, storage.runner, onError)
+
 /**
  * The lag of the live generations and of builds in progress, for admin keys' /health: read at most
  * once a second, so that polling /health costs the database nothing more.
@@ -115,6 +120,7 @@ export function projectionLagOf(storage: Storage): ProjectionLagReader {
 /** Briefings on this storage: the writer is OpenAI when configured, else the local analyst. */
 export function briefingServiceOn(
   storage: Storage,
+  zones: ReadyZones,
   config: Pick<Config, 'openai' | 'quotas'>,
   clock: Clock,
   random: RandomSource,
@@ -123,7 +129,7 @@ export function briefingServiceOn(
   return briefingService({
     store: storage.store,
     readModel: new BriefingReadModel(storage.db, storage.store),
-    facts: zoneFactsFromReadModels(storage.db),
+    facts: zoneFactsFrom(zones),
     writer,
     clock,
     random,

@@ -1,7 +1,6 @@
-import type { Db } from '../db/port.ts'
 import type { Country } from '../market/vocabulary.ts'
 import { zoneNumberOfName, zoneSlug } from '../market/zone-name.ts'
-import { getZoneDetail, listZones } from '../zones/queries.ts'
+import type { ReadyZones } from '../zones/ready.ts'
 import type { ZoneDetail, ZoneSummary } from '../zones/schemas.ts'
 
 export type { ZoneDetail, ZoneSummary }
@@ -56,13 +55,13 @@ export function countryContext(country: Country, zones: readonly ZoneSummary[]):
   }
 }
 
-/** The facts from the zone read models (the same figures GET /zone/{slug} and GET /zones serve). */
-export function zoneFactsFromReadModels(db: Db): ZoneFactsSource {
+/** The facts GET /zone/{slug} and GET /zones serve, from the same prepared answers. */
+export function zoneFactsFrom(ready: Pick<ReadyZones, 'zone' | 'zones'>): ZoneFactsSource {
   return {
     async zone(country, zone, now) {
       const number = zoneNumberOfName(zone)
-      return number === null ? null : getZoneDetail(db, country, zoneSlug(number), now)
+      return number === null ? null : ready.zone(country, zoneSlug(number), now)
     },
-    country: async (country, now) => countryContext(country, await listZones(db, country, now)),
+    country: async (country, now) => countryContext(country, await ready.zones(country, now)),
   }
 }

@@ -5,6 +5,7 @@ import type { Db } from '../db/port.ts'
 import { healthRoutes, type ProjectionLagReader } from '../health/routes.ts'
 import { listingRoutes } from '../listings/routes.ts'
 import { zoneRoutes } from '../zones/routes.ts'
+import type { ReadyZones } from '../zones/ready.ts'
 import { docsRoutes } from '../docs/routes.ts'
 import type { KeyLookup } from '../keys/authenticate.ts'
 import type { RateLimiter, RateLimits } from '../ratelimit/port.ts'
@@ -23,8 +24,10 @@ export type ApiDeps = {
   log: Logger
   /** One log line per request (ACCESS_LOG); operator messages are logged regardless. */
   accessLog: boolean
-  /** Read models behind /zones, /zone/{slug} and /listings. */
+  /** Read models behind /listings. */
   db: Db
+  /** The prepared answers of /zones and /zone/{slug}. */
+  zones: ReadyZones
   briefings: BriefingService
   /** Read-model lag for admin keys' /health. */
   projectionLag?: ProjectionLagReader
@@ -53,7 +56,7 @@ const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set
 /** The API's features, each an Elysia instance whose routes declare their access to `gate`. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
   healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, lag: deps.projectionLag }),
-  zoneRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
+  zoneRoutes({ gate: guard, zones: deps.zones, clock: deps.clock }),
   listingRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
   briefingRoutes({ gate: guard, service: deps.briefings }),
 ]

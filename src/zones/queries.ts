@@ -1,6 +1,6 @@
 import { type ListingsTables, listingsProjection } from '../../projections/listings.ts'
 import { type LiveGeneration, liveTables } from '../../projections/live.ts'
-import type { Db, Row } from '../db/port.ts'
+import type { Db, Row, Sql } from '../db/port.ts'
 import { toIso, toNumber } from '../db/port.ts'
 import { BEDROOM_GROUPS, type Country, OPERATIONS, PROPERTY_TYPES } from '../market/vocabulary.ts'
 import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from '../market/zone-name.ts'
@@ -92,7 +92,7 @@ function ownFigures(row: GroupRow | undefined): OwnFigures {
 }
 
 /** The statistics of every zone of `country` in the tables `t`. */
-export async function countryZoneFacts(db: Db, t: ListingsTables, country: Country): Promise<CountryZoneFacts> {
+export async function countryZoneFacts(db: Sql, t: ListingsTables, country: Country): Promise<CountryZoneFacts> {
   const zones = await db.query<{ zone_no: number; updated_at: unknown }>(
     `select zone_no, updated_at from ${t.zones} where country = $1 order by zone_no`,
     [country],

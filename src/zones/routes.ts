@@ -1,21 +1,20 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import type { Db } from '../db/port.ts'
 import { CountryParameter, countryParam, type Problems, throwIfProblems } from '../market/query-params.ts'
 import { ZONE_SLUG_PATTERN } from '../market/zone-name.ts'
 import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
 import { echo, notFound } from '../shared/errors.ts'
 import type { Clock } from '../shared/random.ts'
-import { getZoneDetail, listZones } from './queries.ts'
+import type { ReadyZones } from './ready.ts'
 import { ZoneDetailResponse, ZonesResponse } from './schemas.ts'
 
 const CountryQuery = Type.Object({ country: CountryParameter })
 const SlugParams = Type.Object({ slug: Type.String({ pattern: ZONE_SLUG_PATTERN, description: 'zone, form zona-N', examples: ['zona-3'] }) })
 const SLUG = new RegExp(ZONE_SLUG_PATTERN)
 
-/** GET /zones and GET /zone/:slug, relative to the API prefix. */
-export function zoneRoutes(deps: { gate: Gate; db: Db; clock: Clock }) {
+/** GET /zones and GET /zone/:slug, relative to the API prefix, answered from the prepared zone answers. */
+export function zoneRoutes(deps: { gate: Gate; zones: ReadyZones; clock: Clock }) {
   return new Elysia({ name: 'zones' })
     .use(deps.gate)
     .get(
@@ -24,7 +23,7 @@ export function zoneRoutes(deps: { gate: Gate; db: Db; clock: Clock }) {
         const problems: Problems = []
         const country = countryParam(query, problems)
         throwIfProblems(problems, 'query')
-        const zones = await listZones(deps.db, country, deps.clock())
+        const zones = await deps.zones.zones(country, deps.clock())
         return { ok: true as const, country, count: zones.length, zones }
       },
       {
@@ -46,7 +45,7 @@ export function zoneRoutes(deps: { gate: Gate; db: Db; clock: Clock }) {
         if (!SLUG.test(params.slug)) problems.push({ field: 'slug', message: 'must be zona-N, e.g. zona-10' })
         const country = countryParam(query, problems)
         throwIfProblems(problems, 'request')
-        const detail = await getZoneDetail(deps.db, country, params.slug, deps.clock())
+        const detail = await deps.zones.zone(country, params.slug, deps.clock())
         if (!detail) throw notFound(`no zone ${echo(params.slug)} in ${country}`)
         return { ok: true as const, ...detail }
       },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { countryContext, zoneFactsFromReadModels } from '../../src/briefings/facts.ts'
+import { countryContext, zoneFactsFrom } from '../../src/briefings/facts.ts'
 import { PERSONAS } from '../../src/briefings/personas/index.ts'
 import { localAnalyst } from '../../src/briefings/writer.ts'
 import { listZones } from '../../src/zones/queries.ts'
@@ -41,7 +41,7 @@ for (const target of databaseTargets('briefing facts from the zone read models')
     afterAll(() => market.close())
 
     test('the zone detail as GET /zone serves it, the country from GET /zones, null for an unknown zone', async () => {
-      const source = zoneFactsFromReadModels(market.db)
+      const source = zoneFactsFrom(market.zones)
       const zone = await source.zone('GT', 'Zona 1', now)
       expect(zone).toMatchObject({ zone: 'Zona 1', slug: 'zona-1', country: 'GT' })
       expect(await source.zone('GT', 'Zona 999', now)).toBeNull()
@@ -52,7 +52,7 @@ for (const target of databaseTargets('briefing facts from the zone read models')
     })
 
     test('every persona writes from real market data, in its vocabulary', async () => {
-      const source = zoneFactsFromReadModels(market.db)
+      const source = zoneFactsFrom(market.zones)
       const zone = (await source.zone('GT', 'Zona 2', now))!
       const f = { zone, country: await source.country('GT', now) }
       for (const persona of Object.values(PERSONAS)) {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { buildApp } from '../../src/http/app.ts'
-import { openKeyIndex, storageOn, type Storage } from '../../src/system.ts'
+import { openKeyIndex, openReadyZones, storageOn, type Storage } from '../../src/system.ts'
+import type { ReadyZones } from '../../src/zones/ready.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { runOperatorCommand } from '../../src/operator/commands.ts'
 import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
@@ -10,6 +11,7 @@ import type { KeyIndex } from '../../src/keys/key-index.ts'
 describe('a bug inside a handler', () => {
   let storage: Storage
   let keys: KeyIndex
+  let zones: ReadyZones
   const logged: string[] = []
   let key = ''
 
@@ -17,6 +19,7 @@ describe('a bug inside a handler', () => {
     storage = await storageOn(await openPglite())
     await storage.runner.start(() => {})
     keys = await openKeyIndex(storage, () => {})
+    zones = await openReadyZones(storage, () => {})
     const ctx = { ...storage, clock: systemClock, random: cryptoRandom, progress: () => {} }
     await runOperatorCommand(ctx, 'owner create', { id: 'acme', tier: 'enterprise' })
     key = ((await runOperatorCommand(ctx, 'key issue', { owner: 'acme', scopes: ['read'], actor: 'acme' })) as { key: string }).key
@@ -25,6 +28,7 @@ describe('a bug inside a handler', () => {
   })
   afterAll(async () => {
     keys.stop()
+    zones.stop()
     await storage.close()
   })
 
@@ -37,6 +41,7 @@ describe('a bug inside a handler', () => {
       log: { info: () => {}, error: (event, fields) => logged.push(JSON.stringify({ event, ...fields })) },
       accessLog: true,
       db: storage.db,
+      zones,
       briefings: {
         brief: async () => {
           throw new Error('not used here')

@@ -2,17 +2,19 @@ import type { Db } from '../../src/db/port.ts'
 import { buildApp } from '../../src/http/app.ts'
 import type { Logger } from '../../src/http/errors.ts'
 import type { KeyIndex } from '../../src/keys/key-index.ts'
+import type { ReadyZones } from '../../src/zones/ready.ts'
 import { type OperatorContext, runOperatorCommand } from '../../src/operator/commands.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import type { RateLimiter, RateLimits } from '../../src/ratelimit/port.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
-import { type Storage, briefingServiceOn, openKeyIndex, projectionLagOf, storageOn } from '../../src/system.ts'
+import { type Storage, briefingServiceOn, openKeyIndex, openReadyZones, projectionLagOf, storageOn } from '../../src/system.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
 
 export type TestSystem = {
   storage: Storage
   keys: KeyIndex
+  zones: ReadyZones
   briefings: BriefingService
   app: ReturnType<typeof buildApp>
   logs: string[]
@@ -50,9 +52,11 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const onError = (error: unknown) => logs.push(`background error: ${String(error)}`)
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)
+  const zones = await openReadyZones(storage, onError)
   const clock = options.clock ?? systemClock
   const briefings = briefingServiceOn(
     storage,
+    zones,
     { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas: options.quotas ?? { pro: 50, enterprise: 500 } },
     clock,
     cryptoRandom,
@@ -66,6 +70,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     log,
     accessLog: true,
     db,
+    zones,
     briefings,
     projectionLag: projectionLagOf(storage),
   })
@@ -73,11 +78,13 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const settle = async () => {
     await storage.runner.catchUp()
     await keys.refresh()
+    await zones.settled()
   }
   const run = async <T>(command: string, args: Record<string, unknown>) => (await runOperatorCommand(operator, command, args)) as T
   return {
     storage,
     keys,
+    zones,
     briefings,
     app,
     logs,
@@ -103,6 +110,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     },
     async close() {
       keys.stop()
+      zones.stop()
       await storage.close()
     },
   }

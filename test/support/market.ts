@@ -12,6 +12,7 @@ import type { FeedLine, FeedRecord } from '../../src/listings/feed.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import type { Clock } from '../../src/shared/random.ts'
+import { ReadyZones } from '../../src/zones/ready.ts'
 import type { DatabaseTarget } from './databases.ts'
 import { adminGate } from './gate.ts'
 
@@ -49,7 +50,17 @@ export const aRecord = (overrides: Partial<FeedRecord> = {}): FeedRecord =>
 
 export const ANCHOR = new Date('2026-05-01T00:00:00.000Z')
 
-export type Market = { db: Db; store: EventStore; runner: ProjectionRunner; records: FeedRecord[]; close(): Promise<void> }
+export type Market = {
+  db: Db
+  store: EventStore
+  runner: ProjectionRunner
+  records: FeedRecord[]
+  /** The prepared zone answers, following the runner. */
+  zones: ReadyZones
+  /** Applies what the store holds and waits until the answers served from memory include it. */
+  settle(): Promise<void>
+  close(): Promise<void>
+}
 
 /** A database holding the demo market of `listings` listings, projected. */
 export async function openMarket(target: DatabaseTarget, listings: number, seed = 'test'): Promise<Market> {
@@ -59,12 +70,21 @@ export async function openMarket(target: DatabaseTarget, listings: number, seed 
   const records = generateDemoFeed({ seed, listings, anchor: ANCHOR })
   await ingestRecords(store, records, DEFAULT_FX)
   await runner.catchUp()
+  const zones = await ReadyZones.follow(db, runner, (error) => {
+    throw error
+  })
   return {
     db,
     store,
     runner,
     records,
+    zones,
+    async settle() {
+      await runner.catchUp()
+      await zones.settled()
+    },
     async close() {
+      zones.stop()
       await runner.stop()
       await store.close()
       await db.close()
@@ -82,11 +102,11 @@ const dayAfterAnchor: Clock = () => new Date(ANCHOR.getTime() + 86_400_000)
  * and error mapping, called with an admin key) on the day after the market's history.
  * Authentication itself is tested in test/http and test/security. `get` checks that every answer is JSON.
  */
-export function mountedOn(market: Market, routes: (deps: { gate: Gate; db: Db; clock: Clock }) => AnyElysia): Get {
+export function mountedOn(market: Market, routes: (deps: { gate: Gate; db: Db; zones: ReadyZones; clock: Clock }) => AnyElysia): Get {
   const { gate, authorization } = adminGate()
   const app = new Elysia()
     .use(errorPlugin(silent))
-    .group('/api/v1', (api) => api.use(routes({ gate, db: market.db, clock: dayAfterAnchor })))
+    .group('/api/v1', (api) => api.use(routes({ gate, db: market.db, zones: market.zones, clock: dayAfterAnchor })))
   return async (path) => {
     const response = await app.handle(new Request(`http://localhost/api/v1${path}`, { headers: { authorization } }))
     expect(response.headers.get('content-type')).toMatch(/application\/json/)

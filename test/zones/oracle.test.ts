@@ -134,7 +134,7 @@ for (const target of databaseTargets('zone statistics oracle')) {
             updated_at: updatedAt(n),
           }
         })
-        expect(await listZones(market.db, country, NOW)).toEqual(expectedZones)
+        expect(await market.zones.zones(country, NOW)).toEqual(expectedZones)
 
         for (const n of zoneNumbers) {
           const active = inZone(now, n)
@@ -143,7 +143,7 @@ for (const target of databaseTargets('zone statistics oracle')) {
           const thenSales = saleFigures(activeThen)
           const thenPpm2 = thenSales.median_ppm2_usd
           const brokers = active.filter((l) => l.record.source === 'broker').length
-          const detail = await getZoneDetail(market.db, country, `zona-${n}`, NOW)
+          const detail = await market.zones.zone(country, `zona-${n}`, NOW)
           expect(detail).toEqual({
             zone: `Zona ${n}`,
             slug: `zona-${n}`,

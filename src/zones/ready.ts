@@ -1,0 +1,125 @@
+import { listingsProjection } from '../../projections/listings.ts'
+import { liveTables } from '../../projections/live.ts'
+import type { ProjectionRunner } from '../../projections/runner.ts'
+import type { Db } from '../db/port.ts'
+import { COUNTRIES, type Country } from '../market/vocabulary.ts'
+import { type CountryZoneFacts, countryZoneFacts, zoneDetailAt, zonesAt } from './queries.ts'
+import type { ZoneDetail, ZoneSummary } from './schemas.ts'
+
+/** After a failed preparation, the next attempt comes at the latest this much later. */
+const RETRY_MS = 1000
+
+type Prepared = { generation: string; countries: ReadonlyMap<Country, CountryZoneFacts> }
+
+/**
+ * The answers of GET /zones and GET /zone/{slug}, prepared in memory and served without SQL.
+ *
+ * Every process prepares them when the live generation of `listings` advances (the runner tells
+ * every process, whoever applied the batch: see `onLiveAdvanced`), all countries from one snapshot
+ * of the read model, then swaps them in at once. Preparations coalesce: changes arriving while one
+ * runs make one more. While they run the previous answers are served, so an answer is at most one
+ * preparation behind the read model (measured in bench/results.md). When another generation goes
+ * live (promotion, rollback) requests wait for its answers: no request is answered from a
+ * generation that is no longer live. Days on market are computed per request from the prepared
+ * median listing time.
+ */
+export class ReadyZones {
+  private prepared: Prepared | null = null
+  private preparing: Promise<void> | null = null
+  private again = false
+  private switching: Promise<void> | null = null
+  private retry: ReturnType<typeof setTimeout> | undefined
+  private readonly unsubscribe: Array<() => void> = []
+
+  private constructor(
+    private readonly db: Db,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Prepared answers for `db`'s live generation, kept current from then on. */
+  static async follow(db: Db, runner: ProjectionRunner, onError: (error: unknown) => void): Promise<ReadyZones> {
+    const ready = new ReadyZones(db, onError)
+    await ready.prepare()
+    ready.unsubscribe.push(
+      runner.onLiveAdvanced((projection) => {
+        if (projection === listingsProjection.name) ready.refresh()
+      }),
+      liveTables(db).onChange((projection) => {
+        if (projection !== listingsProjection.name) return
+        const switching = ready.refresh()
+        ready.switching = switching
+        void switching.finally(() => {
+          if (ready.switching === switching) ready.switching = null
+        })
+      }),
+    )
+    return ready
+  }
+
+  /** GET /zones's zones of `country` at `now`. */
+  async zones(country: Country, now: Date): Promise<ZoneSummary[]> {
+    return zonesAt(await this.factsOf(country), now)
+  }
+
+  /** GET /zone/{slug}'s record at `now`, or null when `country` has no such zone. */
+  async zone(country: Country, slug: string, now: Date): Promise<ZoneDetail | null> {
+    return zoneDetailAt(await this.factsOf(country), slug, now)
+  }
+
+  /** Resolves when no preparation is pending (tests, after applying events). */
+  async settled(): Promise<void> {
+    while (this.preparing) await this.preparing.catch(() => {})
+  }
+
+  stop(): void {
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe()
+    clearTimeout(this.retry)
+  }
+
+  private async factsOf(country: Country): Promise<CountryZoneFacts> {
+    if (this.switching) await this.switching
+    return this.prepared?.countries.get(country) ?? new Map()
+  }
+
+  /** Starts a preparation, or asks the running one for another round. Failures are reported and retried. */
+  private refresh(): Promise<void> {
+    const running = this.prepare()
+    running.catch((error) => {
+      this.onError(error)
+      clearTimeout(this.retry)
+      this.retry = setTimeout(() => this.refresh(), RETRY_MS)
+      this.retry.unref?.()
+    })
+    return running.catch(() => {})
+  }
+
+  private prepare(): Promise<void> {
+    if (this.preparing) {
+      this.again = true
+      return this.preparing
+    }
+    this.preparing = (async () => {
+      try {
+        do {
+          this.again = false
+          this.prepared = await this.prepareOnce()
+        } while (this.again)
+      } finally {
+        this.preparing = null
+      }
+    })()
+    return this.preparing
+  }
+
+  /** Every country's facts from one snapshot of the live generation (on PostgreSQL, repeatable read). */
+  private async prepareOnce(): Promise<Prepared> {
+    const generation = await liveTables(this.db).of(listingsProjection)
+    const countries = await this.db.transaction(async (tx) => {
+      if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+      const facts = new Map<Country, CountryZoneFacts>()
+      for (const country of COUNTRIES) facts.set(country, await countryZoneFacts(tx, generation.tables, country))
+      return facts
+    })
+    return { generation: generation.id, countries }
+  }
+}
