@@ -110,8 +110,8 @@ async function start() {
   log.info('projections_ready', { seconds: (Date.now() - catchingUp) / 1000 })
   const keys = await openKeyIndex(storage, reportError)
   const preparing = Date.now()
-  const zones = await openReadyZones(storage, reportError)
-  log.info('zones_ready', { seconds: (Date.now() - preparing) / 1000 })
+  const zones = openReadyZones(storage, reportError)
+  void zones.settled().then(() => log.info('zones_ready', { seconds: (Date.now() - preparing) / 1000 }))
   const limiter = config.redisUrl
     ? await openRedisRateLimiter({ url: config.redisUrl, log: (message) => log.info('redis', { message }) })
     : memoryRateLimiter()

@@ -92,7 +92,7 @@ export async function openKeyIndex(storage: Storage, onError: (error: unknown) =
 }
 
 /** The answers of /zones and /zone/{slug}, prepared from the listings read model and kept current. */
-export const openReadyZones = (storage: Storage, onError: (error: unknown) => void): Promise<ReadyZones> =>
+export const openReadyZones = (storage: Storage, onError: (error: unknown) => void): ReadyZones =>
   ReadyZones.follow(storage.db, storage.runner, onError)
 
 /**

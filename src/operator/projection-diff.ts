@@ -6,7 +6,7 @@ import type { Db } from '../db/port.ts'
 import { toNumber } from '../db/port.ts'
 import { COUNTRIES } from '../market/vocabulary.ts'
 import { AppError } from '../shared/errors.ts'
-import { getZoneDetail, type ListingsGeneration, listZones } from '../zones/queries.ts'
+import { countryZoneFacts, type ListingsGeneration, zoneDetailAt, zonesAt } from '../zones/queries.ts'
 
 /**
  * `projections diff NAME`: the held generation against the live one, compared as the API would
@@ -88,11 +88,12 @@ async function diffListings(
   const changedZones = new Set<string>()
   let compared = 0
   for (const [i, country] of COUNTRIES.entries()) {
-    const [a, b] = await Promise.all([listZones(db, country, now, live), listZones(db, country, now, held)])
+    const [factsA, factsB] = await Promise.all([countryZoneFacts(db, live.tables, country), countryZoneFacts(db, held.tables, country)])
+    const [a, b] = [zonesAt(factsA, now), zonesAt(factsB, now)]
     const slugs = [...new Set([...a, ...b].map((z) => z.slug))]
     for (const slug of slugs) {
       compared += 1
-      const [detailA, detailB] = await Promise.all([getZoneDetail(db, country, slug, now, live), getZoneDetail(db, country, slug, now, held)])
+      const [detailA, detailB] = [zoneDetailAt(factsA, slug, now), zoneDetailAt(factsB, slug, now)]
       // The /zones record, then what only /zone/{slug} adds.
       const summaryA = a.find((z) => z.slug === slug) ?? null
       const summaryB = b.find((z) => z.slug === slug) ?? null

@@ -2,6 +2,7 @@ import { listingsProjection } from '../../projections/listings.ts'
 import { liveTables } from '../../projections/live.ts'
 import type { ProjectionRunner } from '../../projections/runner.ts'
 import type { Db } from '../db/port.ts'
+import { AppError } from '../shared/errors.ts'
 import { COUNTRIES, type Country } from '../market/vocabulary.ts'
 import { type CountryZoneFacts, countryZoneFacts, zoneDetailAt, zonesAt } from './queries.ts'
 import type { ZoneDetail, ZoneSummary } from './schemas.ts'
@@ -17,11 +18,13 @@ type Prepared = { generation: string; countries: ReadonlyMap<Country, CountryZon
  * Every process prepares them when the live generation of `listings` advances (the runner tells
  * every process, whoever applied the batch: see `onLiveAdvanced`), all countries from one snapshot
  * of the read model, then swaps them in at once. Preparations coalesce: changes arriving while one
- * runs make one more. While they run the previous answers are served, so an answer is at most one
- * preparation behind the read model (measured in bench/results.md). When another generation goes
+ * runs make one more, which starts after a pause as long as the preparation took. While they run
+ * the previous answers are served, so an answer is at most about three preparations behind the
+ * read model (milliseconds on the demo market, seconds at a million listings: docs/limits.md). When another generation goes
  * live (promotion, rollback) requests wait for its answers: no request is answered from a
  * generation that is no longer live. Days on market are computed per request from the prepared
- * median listing time.
+ * median listing time. At start the first preparation runs in the background: requests for zones
+ * wait for it, everything else is served at once.
  */
 export class ReadyZones {
   private prepared: Prepared | null = null
@@ -36,21 +39,19 @@ export class ReadyZones {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** Prepared answers for `db`'s live generation, kept current from then on. */
-  static async follow(db: Db, runner: ProjectionRunner, onError: (error: unknown) => void): Promise<ReadyZones> {
+  /**
+   * Answers for `db`'s live generation, kept current from then on. Returns at once: the first
+   * preparation runs in the background (seconds at a million listings) and the first requests wait for it.
+   */
+  static follow(db: Db, runner: ProjectionRunner, onError: (error: unknown) => void): ReadyZones {
     const ready = new ReadyZones(db, onError)
-    await ready.prepare()
+    ready.waitFor(ready.refresh())
     ready.unsubscribe.push(
       runner.onLiveAdvanced((projection) => {
-        if (projection === listingsProjection.name) ready.refresh()
+        if (projection === listingsProjection.name) void ready.refresh()
       }),
       liveTables(db).onChange((projection) => {
-        if (projection !== listingsProjection.name) return
-        const switching = ready.refresh()
-        ready.switching = switching
-        void switching.finally(() => {
-          if (ready.switching === switching) ready.switching = null
-        })
+        if (projection === listingsProjection.name) ready.waitFor(ready.refresh())
       }),
     )
     return ready
@@ -76,9 +77,19 @@ export class ReadyZones {
     clearTimeout(this.retry)
   }
 
+  /** Makes requests wait for `preparation`: the answers they would get are not those of the live generation. */
+  private waitFor(preparation: Promise<void>): void {
+    this.switching = preparation
+    void preparation.finally(() => {
+      if (this.switching === preparation) this.switching = null
+    })
+  }
+
   private async factsOf(country: Country): Promise<CountryZoneFacts> {
     if (this.switching) await this.switching
-    return this.prepared?.countries.get(country) ?? new Map()
+    // Only when the first preparation failed (the failure is reported, and retried every second).
+    if (!this.prepared) throw new AppError('service_unavailable', 'zone statistics are being prepared; retry in a moment', {}, { 'Retry-After': '1' })
+    return this.prepared.countries.get(country) ?? new Map()
   }
 
   /** Starts a preparation, or asks the running one for another round. Failures are reported and retried. */
@@ -100,10 +111,15 @@ export class ReadyZones {
     }
     this.preparing = (async () => {
       try {
-        do {
+        for (;;) {
           this.again = false
+          const started = Date.now()
           this.prepared = await this.prepareOnce()
-        } while (this.again)
+          if (!this.again) break
+          // Under continuous change, preparing at most half the time leaves the database to the
+          // projections and to other processes (at a million listings a preparation takes seconds).
+          await new Promise((resolve) => setTimeout(resolve, Date.now() - started))
+        }
       } finally {
         this.preparing = null
       }

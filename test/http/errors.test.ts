@@ -19,7 +19,7 @@ describe('a bug inside a handler', () => {
     storage = await storageOn(await openPglite())
     await storage.runner.start(() => {})
     keys = await openKeyIndex(storage, () => {})
-    zones = await openReadyZones(storage, () => {})
+    zones = openReadyZones(storage, () => {})
     const ctx = { ...storage, clock: systemClock, random: cryptoRandom, progress: () => {} }
     await runOperatorCommand(ctx, 'owner create', { id: 'acme', tier: 'enterprise' })
     key = ((await runOperatorCommand(ctx, 'key issue', { owner: 'acme', scopes: ['read'], actor: 'acme' })) as { key: string }).key

@@ -52,7 +52,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const onError = (error: unknown) => logs.push(`background error: ${String(error)}`)
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)
-  const zones = await openReadyZones(storage, onError)
+  const zones = openReadyZones(storage, onError)
   const clock = options.clock ?? systemClock
   const briefings = briefingServiceOn(
     storage,

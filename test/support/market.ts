@@ -70,7 +70,7 @@ export async function openMarket(target: DatabaseTarget, listings: number, seed 
   const records = generateDemoFeed({ seed, listings, anchor: ANCHOR })
   await ingestRecords(store, records, DEFAULT_FX)
   await runner.catchUp()
-  const zones = await ReadyZones.follow(db, runner, (error) => {
+  const zones = ReadyZones.follow(db, runner, (error) => {
     throw error
   })
   return {

@@ -61,7 +61,7 @@ for (const target of databaseTargets('prepared zone answers')) {
       await ingestRecords(store, records, DEFAULT_FX)
       runner = new ProjectionRunner(db, store, [listingsProjection])
       await runner.catchUp()
-      ready = await ReadyZones.follow(db, runner, (error) => errors.push(error))
+      ready = ReadyZones.follow(db, runner, (error) => errors.push(error))
     })
     afterAll(async () => {
       ready?.stop()
