@@ -91,8 +91,19 @@ function ownFigures(row: GroupRow | undefined): OwnFigures {
   }
 }
 
-/** The statistics of every zone of `country` in the tables `t`. */
-export async function countryZoneFacts(db: Sql, t: ListingsTables, country: Country): Promise<CountryZoneFacts> {
+/** What a country's active listings say now: its zones and their grouped figures. */
+export type CountryNow = { zones: readonly { zone_no: number; updated_at: unknown }[]; groups: readonly GroupRow[] }
+/** What the history says of a country's zones as of the market's clock minus 30 days. */
+export type CountryThen = readonly ThenRow[]
+
+/** The market's clock: the time of the latest listing event anywhere (`thirtyDaysAgo` counts from it). */
+export async function marketClock(db: Sql, t: ListingsTables): Promise<string | null> {
+  const [row] = await db.query<{ clock: unknown }>(`select max(updated_at) as clock from ${t.zones}`)
+  return row?.clock == null ? null : toIso(row.clock)
+}
+
+/** The zones of `country` and the figures of their active listings, per zone and per breakdown row. */
+export async function countryNow(db: Sql, t: ListingsTables, country: Country): Promise<CountryNow> {
   const zones = await db.query<{ zone_no: number; updated_at: unknown }>(
     `select zone_no, updated_at from ${t.zones} where country = $1 order by zone_no`,
     [country],
@@ -115,22 +126,35 @@ export async function countryZoneFacts(db: Sql, t: ListingsTables, country: Coun
        ) g`,
     [country],
   )
-  const then = await db.query<ThenRow>(
+  return { zones, groups }
+}
+
+/** Per zone of `country`, the listings active 30 days before the market's clock. */
+export async function countryThen(db: Sql, t: ListingsTables, country: Country): Promise<CountryThen> {
+  return db.query<ThenRow>(
     `select zone_no, count(*) as n_active, count(*) filter (where ${SALE}) as n_sale, ${mean(`(${middles('ppm2_usd', SALE)})`)} as ppm2
        from ${t.history}
       where country = $1 and valid_from <= ${thirtyDaysAgo(t)} and (valid_to is null or valid_to > ${thirtyDaysAgo(t)})
       group by zone_no`,
     [country],
   )
+}
 
+/** The statistics of every zone of `country` in the tables `t`. */
+export async function countryZoneFacts(db: Sql, t: ListingsTables, country: Country): Promise<CountryZoneFacts> {
+  return zoneFactsOf(country, await countryNow(db, t, country), await countryThen(db, t, country))
+}
+
+/** The published figures of every zone of `country` from what its listings say now and 30 days ago. Pure. */
+export function zoneFactsOf(country: Country, now: CountryNow, then: CountryThen): CountryZoneFacts {
   const groupsOf = new Map<number, GroupRow[]>()
-  for (const row of groups) {
+  for (const row of now.groups) {
     const zoneNo = toNumber(row.zone_no)
     groupsOf.set(zoneNo, [...(groupsOf.get(zoneNo) ?? []), row])
   }
   const thenOf = new Map(then.map((row) => [toNumber(row.zone_no), row]))
   const facts = new Map<number, ZoneFacts>()
-  for (const zone of zones) {
+  for (const zone of now.zones) {
     const zoneNo = toNumber(zone.zone_no)
     const own = groupsOf.get(zoneNo) ?? []
     const find = (grouped: number, column: 'property_type' | 'bedroom_group' | 'operation' | null, value: string | null) =>

@@ -1,23 +1,43 @@
 import { listingsProjection } from '../../projections/listings.ts'
 import { liveTables } from '../../projections/live.ts'
 import type { ProjectionRunner } from '../../projections/runner.ts'
-import type { Db } from '../db/port.ts'
+import type { Db, Sql } from '../db/port.ts'
+import type { RecordedEvent } from '../eventstore/port.ts'
+import { isListingEvent } from '../listings/listing.ts'
 import { AppError } from '../shared/errors.ts'
 import { COUNTRIES, type Country } from '../market/vocabulary.ts'
-import { type CountryZoneFacts, countryZoneFacts, zoneDetailAt, zonesAt } from './queries.ts'
+import type { ListingsTables } from '../../projections/listings.ts'
+import {
+  type CountryNow,
+  type CountryThen,
+  type CountryZoneFacts,
+  countryNow,
+  countryThen,
+  marketClock,
+  zoneDetailAt,
+  zoneFactsOf,
+  zonesAt,
+} from './queries.ts'
 import type { ZoneDetail, ZoneSummary } from './schemas.ts'
 
 /** After a failed preparation, the next attempt comes at the latest this much later. */
 const RETRY_MS = 1000
 
-type Prepared = { generation: string; countries: ReadonlyMap<Country, CountryZoneFacts> }
+type PreparedCountry = { now: CountryNow; then: CountryThen; facts: CountryZoneFacts }
+type Prepared = { generation: string; clock: string | null; countries: ReadonlyMap<Country, PreparedCountry> }
+
+/** What changed since the answers were prepared: every country, or the countries and listings named. */
+type Changes = { all: boolean; countries: Set<Country>; listings: Set<string> }
+const everything = (): Changes => ({ all: true, countries: new Set(), listings: new Set() })
+const nothing = (): Changes => ({ all: false, countries: new Set(), listings: new Set() })
 
 /**
  * The answers of GET /zones and GET /zone/{slug}, prepared in memory and served without SQL.
  *
  * Every process prepares them when the live generation of `listings` advances (the runner tells
- * every process, whoever applied the batch: see `onLiveAdvanced`), all countries from one snapshot
- * of the read model, then swaps them in at once. Preparations coalesce: changes arriving while one
+ * every process, whoever applied the batch: see `onLiveAdvanced`), from one snapshot of the read
+ * model, then swaps them in at once. Only the countries the events touched are computed again, and
+ * the 30-day comparison of the others when the market's clock moved. Preparations coalesce: changes arriving while one
  * runs make one more, which starts after a pause as long as the preparation took. While they run
  * the previous answers are served, so an answer is at most about three preparations behind the
  * read model (milliseconds on the demo market, seconds at a million listings: docs/limits.md). When another generation goes
@@ -28,6 +48,7 @@ type Prepared = { generation: string; countries: ReadonlyMap<Country, CountryZon
  */
 export class ReadyZones {
   private prepared: Prepared | null = null
+  private changes: Changes = everything()
   private preparing: Promise<void> | null = null
   private again = false
   private switching: Promise<void> | null = null
@@ -47,11 +68,15 @@ export class ReadyZones {
     const ready = new ReadyZones(db, onError)
     ready.waitFor(ready.refresh())
     ready.unsubscribe.push(
-      runner.onLiveAdvanced((projection) => {
-        if (projection === listingsProjection.name) void ready.refresh()
+      runner.onLiveAdvanced((projection, events) => {
+        if (projection !== listingsProjection.name) return
+        ready.note(events)
+        void ready.refresh()
       }),
       liveTables(db).onChange((projection) => {
-        if (projection === listingsProjection.name) ready.waitFor(ready.refresh())
+        if (projection !== listingsProjection.name) return
+        ready.changes = everything()
+        ready.waitFor(ready.refresh())
       }),
     )
     return ready
@@ -77,6 +102,34 @@ export class ReadyZones {
     clearTimeout(this.retry)
   }
 
+  /** Notes what `events` change: their countries, or the listings whose country is looked up when preparing. */
+  private note(events: readonly RecordedEvent[]): void {
+    for (const event of events) {
+      const domain = { type: event.type, data: event.data }
+      if (!isListingEvent(domain)) continue
+      switch (domain.type) {
+        case 'ListingIngested':
+          this.changes.countries.add(domain.data.country)
+          break
+        case 'ListingDetailsChanged':
+          this.changes.countries.add(domain.data.country)
+          // The country it left is not in the event.
+          if (domain.data.changed.includes('country')) this.changes.all = true
+          break
+        case 'ListingPriceChanged':
+        case 'ListingVerified':
+        case 'ListingDelisted':
+        case 'ListingRelisted':
+          this.changes.listings.add(domain.data.listing_id)
+          break
+        default: {
+          const never: never = domain
+          throw new Error(`unhandled listing event ${JSON.stringify(never)}`)
+        }
+      }
+    }
+  }
+
   /** Makes requests wait for `preparation`: the answers they would get are not those of the live generation. */
   private waitFor(preparation: Promise<void>): void {
     this.switching = preparation
@@ -89,7 +142,7 @@ export class ReadyZones {
     if (this.switching) await this.switching
     // Only when the first preparation failed (the failure is reported, and retried every second).
     if (!this.prepared) throw new AppError('service_unavailable', 'zone statistics are being prepared; retry in a moment', {}, { 'Retry-After': '1' })
-    return this.prepared.countries.get(country) ?? new Map()
+    return this.prepared.countries.get(country)?.facts ?? new Map()
   }
 
   /** Starts a preparation, or asks the running one for another round. Failures are reported and retried. */
@@ -127,15 +180,42 @@ export class ReadyZones {
     return this.preparing
   }
 
-  /** Every country's facts from one snapshot of the live generation (on PostgreSQL, repeatable read). */
+  /** The answers after the changes noted so far, from one snapshot of the live generation (on PostgreSQL, repeatable read). */
   private async prepareOnce(): Promise<Prepared> {
-    const generation = await liveTables(this.db).of(listingsProjection)
-    const countries = await this.db.transaction(async (tx) => {
-      if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
-      const facts = new Map<Country, CountryZoneFacts>()
-      for (const country of COUNTRIES) facts.set(country, await countryZoneFacts(tx, generation.tables, country))
-      return facts
-    })
-    return { generation: generation.id, countries }
+    const changes = this.changes
+    this.changes = nothing()
+    try {
+      const generation = await liveTables(this.db).of(listingsProjection)
+      const previous = this.prepared?.generation === generation.id && !changes.all ? this.prepared : null
+      return await this.db.transaction(async (tx) => {
+        if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+        const t = generation.tables
+        const clock = await marketClock(tx, t)
+        const touched = new Set([...changes.countries, ...(await countriesOf(tx, t, changes.listings))])
+        const countries = new Map<Country, PreparedCountry>()
+        for (const country of COUNTRIES) {
+          const before = previous?.countries.get(country)
+          const now = before && !touched.has(country) ? before.now : await countryNow(tx, t, country)
+          const then = before && !touched.has(country) && clock === previous!.clock ? before.then : await countryThen(tx, t, country)
+          const facts = before && now === before.now && then === before.then ? before.facts : zoneFactsOf(country, now, then)
+          countries.set(country, { now, then, facts })
+        }
+        return { generation: generation.id, clock, countries }
+      })
+    } catch (error) {
+      // What was not prepared is prepared in full by the next attempt.
+      this.changes = everything()
+      throw error
+    }
   }
+}
+
+/** The countries the listings `ids` are in now. */
+async function countriesOf(sql: Sql, t: ListingsTables, ids: ReadonlySet<string>): Promise<Country[]> {
+  if (ids.size === 0) return []
+  const rows = await sql.query<{ country: Country }>(
+    `select distinct country from ${t.listings} where listing_id in (select jsonb_array_elements_text($1::text::jsonb))`,
+    [JSON.stringify([...ids])],
+  )
+  return rows.map((row) => row.country)
 }

@@ -77,7 +77,7 @@ for (const target of databaseTargets('prepared zone answers')) {
       expect(served.filter((answer) => answer !== 'null').length).toBeGreaterThan(100)
     })
 
-    it('follows new listings, price changes, verification, delisting and relisting, and a new zone', async () => {
+    it('follows new listings, price changes, verification, delisting and relisting, a new zone, a move to another country', async () => {
       const zone10Before = await gtZone(ready, 'zona-10')
       expect(await gtZone(ready, 'zona-77')).toBeNull()
       const at = (day: number) => new Date(ANCHOR.getTime() + day * 86_400_000).toISOString()
@@ -89,6 +89,8 @@ for (const target of databaseTargets('prepared zone answers')) {
         [listing('r-2', { verified_at: at(2), observed_at: at(2) })],
         [listing('r-3', { status: 'delisted', observed_at: at(3) })],
         [listing('r-3', { status: 'active', observed_at: at(4) }), listing('r-4', { zone: 'Zona 10', observed_at: at(4) })],
+        // A listing moving to another country changes both.
+        [listing('r-2', { country: 'SV', currency: 'USD', price: 260_000, observed_at: at(5) })],
       ]
       for (const step of steps) {
         await ingestRecords(store, step, DEFAULT_FX)
@@ -96,7 +98,8 @@ for (const target of databaseTargets('prepared zone answers')) {
         await ready.settled()
         expect(await servedBy(ready)).toEqual(await computedIn(db))
       }
-      expect(await gtZone(ready, 'zona-77')).toMatchObject({ n_active: 3, n_sale: 3 })
+      expect(await gtZone(ready, 'zona-77')).toMatchObject({ n_active: 2, n_sale: 2 })
+      expect(await ready.zone('SV', 'zona-77', NOW)).toMatchObject({ n_active: 1 })
       expect((await gtZone(ready, 'zona-10'))!.n_active).toBe(zone10Before!.n_active + 1)
       expect(errors).toEqual([])
     })
