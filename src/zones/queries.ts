@@ -42,7 +42,7 @@ export type ZoneFacts = Omit<ZoneDetail, 'median_dom'> & { medianListedMs: numbe
 /** Every zone ever seen in a country, by zone number. */
 export type CountryZoneFacts = ReadonlyMap<number, ZoneFacts>
 
-type GroupRow = Row & {
+export type GroupRow = Row & {
   zone_no: number
   grouped: number
   property_type: string | null
@@ -59,7 +59,7 @@ type GroupRow = Row & {
   listed_ms: string | null
 }
 
-type ThenRow = Row & { zone_no: number; n_active: unknown; n_sale: unknown; ppm2: string | null }
+export type ThenRow = Row & { zone_no: number; n_active: unknown; n_sale: unknown; ppm2: string | null }
 
 type SaleFigures = { n_active: number; n_sale: number; median_ppm2_usd: number | null; median_price_usd: number | null }
 type OwnFigures = Omit<SaleFigures, 'n_sale'>
@@ -91,10 +91,12 @@ function ownFigures(row: GroupRow | undefined): OwnFigures {
   }
 }
 
-/** What a country's active listings say now: its zones and their grouped figures. */
-export type CountryNow = { zones: readonly { zone_no: number; updated_at: unknown }[]; groups: readonly GroupRow[] }
-/** What the history says of a country's zones as of the market's clock minus 30 days. */
-export type CountryThen = readonly ThenRow[]
+/** A country's zones: every zone ever seen, with the time of its latest listing event. */
+export type ZoneRow = { zone_no: number; updated_at: unknown }
+/** The grouped figures of the active listings of each zone (see `activeFigures`). */
+export type ActiveFigures = ReadonlyMap<number, readonly GroupRow[]>
+/** Per zone, the listings active 30 days before the market's clock. */
+export type PastFigures = ReadonlyMap<number, ThenRow>
 
 /** The market's clock: the time of the latest listing event anywhere (`thirtyDaysAgo` counts from it). */
 export async function marketClock(db: Sql, t: ListingsTables): Promise<string | null> {
@@ -102,13 +104,16 @@ export async function marketClock(db: Sql, t: ListingsTables): Promise<string | 
   return row?.clock == null ? null : toIso(row.clock)
 }
 
-/** The zones of `country` and the figures of their active listings, per zone and per breakdown row. */
-export async function countryNow(db: Sql, t: ListingsTables, country: Country): Promise<CountryNow> {
-  const zones = await db.query<{ zone_no: number; updated_at: unknown }>(
-    `select zone_no, updated_at from ${t.zones} where country = $1 order by zone_no`,
-    [country],
-  )
-  const groups = await db.query<GroupRow>(
+/** The zones of `country`, by zone number. */
+export const zonesOf = (db: Sql, t: ListingsTables, country: Country): Promise<ZoneRow[]> =>
+  db.query<ZoneRow>(`select zone_no, updated_at from ${t.zones} where country = $1 order by zone_no`, [country])
+
+/**
+ * The figures of the active listings of `country` per zone and per breakdown row, for the zones
+ * given (every zone when none are); a zone without active listings has no rows.
+ */
+export async function activeFigures(db: Sql, t: ListingsTables, country: Country, zones?: readonly number[]): Promise<ActiveFigures> {
+  const rows = await db.query<GroupRow>(
     `select zone_no, grouped, property_type, bedroom_group, operation, n_active, n_sale, n_broker, n_scraped,
             ${mean('sale_ppm2')} as sale_ppm2, ${mean('sale_price')} as sale_price,
             ${mean('own_ppm2')} as own_ppm2, ${mean('own_price')} as own_price,
@@ -121,48 +126,57 @@ export async function countryNow(db: Sql, t: ListingsTables, country: Country): 
                 ${middles('ppm2_usd')} as own_ppm2, ${middles('price_usd')} as own_price,
                 ${middles(LISTED_MS)} as listed
            from (select *, case when bedrooms >= 4 then '4+' else bedrooms::text end as bedroom_group
-                   from ${t.listings} where country = $1 and status = 'active') active
+                   from ${t.listings}
+                  where country = $1 and status = 'active' ${zones ? 'and zone_no in (select jsonb_array_elements_text($2::text::jsonb)::integer)' : ''}) active
           group by grouping sets ((zone_no), (zone_no, property_type), (zone_no, bedroom_group), (zone_no, operation))
        ) g`,
-    [country],
+    zones ? [country, JSON.stringify(zones)] : [country],
   )
-  return { zones, groups }
+  const byZone = new Map<number, GroupRow[]>()
+  for (const row of rows) {
+    const zoneNo = toNumber(row.zone_no)
+    byZone.set(zoneNo, [...(byZone.get(zoneNo) ?? []), row])
+  }
+  return byZone
 }
 
-/** Per zone of `country`, the listings active 30 days before the market's clock. */
-export async function countryThen(db: Sql, t: ListingsTables, country: Country): Promise<CountryThen> {
-  return db.query<ThenRow>(
-    `select zone_no, count(*) as n_active, count(*) filter (where ${SALE}) as n_sale, ${mean(`(${middles('ppm2_usd', SALE)})`)} as ppm2
+/** Per country (only `country` when given) and zone, the listings active 30 days before the market's clock: one pass over the history. */
+export async function pastFigures(db: Sql, t: ListingsTables, country?: Country): Promise<Map<Country, PastFigures>> {
+  const rows = await db.query<ThenRow & { country: Country }>(
+    `select country, zone_no, count(*) as n_active, count(*) filter (where ${SALE}) as n_sale,
+            ${mean(`(${middles('ppm2_usd', SALE)})`)} as ppm2
        from ${t.history}
-      where country = $1 and valid_from <= ${thirtyDaysAgo(t)} and (valid_to is null or valid_to > ${thirtyDaysAgo(t)})
-      group by zone_no`,
-    [country],
+      where ${country ? 'country = $1 and' : ''} valid_from <= ${thirtyDaysAgo(t)} and (valid_to is null or valid_to > ${thirtyDaysAgo(t)})
+      group by country, zone_no`,
+    country ? [country] : [],
   )
+  const byCountry = new Map<Country, Map<number, ThenRow>>()
+  for (const row of rows) {
+    const zones = byCountry.get(row.country) ?? new Map<number, ThenRow>()
+    zones.set(toNumber(row.zone_no), row)
+    byCountry.set(row.country, zones)
+  }
+  return byCountry
 }
 
 /** The statistics of every zone of `country` in the tables `t`. */
 export async function countryZoneFacts(db: Sql, t: ListingsTables, country: Country): Promise<CountryZoneFacts> {
-  return zoneFactsOf(country, await countryNow(db, t, country), await countryThen(db, t, country))
+  const past = (await pastFigures(db, t, country)).get(country) ?? new Map()
+  return zoneFactsOf(country, await zonesOf(db, t, country), await activeFigures(db, t, country), past)
 }
 
 /** The published figures of every zone of `country` from what its listings say now and 30 days ago. Pure. */
-export function zoneFactsOf(country: Country, now: CountryNow, then: CountryThen): CountryZoneFacts {
-  const groupsOf = new Map<number, GroupRow[]>()
-  for (const row of now.groups) {
-    const zoneNo = toNumber(row.zone_no)
-    groupsOf.set(zoneNo, [...(groupsOf.get(zoneNo) ?? []), row])
-  }
-  const thenOf = new Map(then.map((row) => [toNumber(row.zone_no), row]))
+export function zoneFactsOf(country: Country, zones: readonly ZoneRow[], active: ActiveFigures, past: PastFigures): CountryZoneFacts {
   const facts = new Map<number, ZoneFacts>()
-  for (const zone of now.zones) {
+  for (const zone of zones) {
     const zoneNo = toNumber(zone.zone_no)
-    const own = groupsOf.get(zoneNo) ?? []
+    const own = active.get(zoneNo) ?? []
     const find = (grouped: number, column: 'property_type' | 'bedroom_group' | 'operation' | null, value: string | null) =>
       own.find((g) => toNumber(g.grouped) === grouped && (column === null || g[column] === value))
     const all = find(ALL, null, null)
     const overall = saleFigures(all)
-    const past = thenOf.get(zoneNo)
-    const ppm2Then = publishedMedian(num(past?.ppm2 ?? null), toNumber(past?.n_sale ?? 0))
+    const then = past.get(zoneNo)
+    const ppm2Then = publishedMedian(num(then?.ppm2 ?? null), toNumber(then?.n_sale ?? 0))
     facts.set(zoneNo, {
       zone: zoneName(zoneNo),
       slug: zoneSlug(zoneNo),
@@ -179,9 +193,9 @@ export function zoneFactsOf(country: Country, now: CountryNow, then: CountryThen
         median_ppm2_usd_then: ppm2Then,
         pct: changePct(overall.median_ppm2_usd, ppm2Then),
         n_active_now: overall.n_active,
-        n_active_then: toNumber(past?.n_active ?? 0),
+        n_active_then: toNumber(then?.n_active ?? 0),
         n_sale_now: overall.n_sale,
-        n_sale_then: toNumber(past?.n_sale ?? 0),
+        n_sale_then: toNumber(then?.n_sale ?? 0),
       },
       source_mix: sourceMix({ broker: toNumber(all?.n_broker ?? 0), scraped: toNumber(all?.n_scraped ?? 0) }),
       updated_at: toIso(zone.updated_at),

@@ -7,37 +7,48 @@ import { isListingEvent } from '../listings/listing.ts'
 import { AppError } from '../shared/errors.ts'
 import { COUNTRIES, type Country } from '../market/vocabulary.ts'
 import type { ListingsTables } from '../../projections/listings.ts'
+import { zoneNumberOfName } from '../market/zone-name.ts'
 import {
-  type CountryNow,
-  type CountryThen,
+  type ActiveFigures,
+  activeFigures,
   type CountryZoneFacts,
-  countryNow,
-  countryThen,
   marketClock,
+  type PastFigures,
+  pastFigures,
+  type ZoneRow,
   zoneDetailAt,
   zoneFactsOf,
   zonesAt,
+  zonesOf,
 } from './queries.ts'
 import type { ZoneDetail, ZoneSummary } from './schemas.ts'
 
 /** After a failed preparation, the next attempt comes at the latest this much later. */
 const RETRY_MS = 1000
 
-type PreparedCountry = { now: CountryNow; then: CountryThen; facts: CountryZoneFacts }
+type PreparedCountry = { zones: readonly ZoneRow[]; active: ActiveFigures; past: PastFigures; facts: CountryZoneFacts }
 type Prepared = { generation: string; clock: string | null; countries: ReadonlyMap<Country, PreparedCountry> }
 
-/** What changed since the answers were prepared: every country, or the countries and listings named. */
-type Changes = { all: boolean; countries: Set<Country>; listings: Set<string> }
-const everything = (): Changes => ({ all: true, countries: new Set(), listings: new Set() })
-const nothing = (): Changes => ({ all: false, countries: new Set(), listings: new Set() })
+/**
+ * What changed since the answers were prepared: everything, or whole countries (a listing left a
+ * zone the event does not name), zones, and listings whose country and zone are looked up.
+ */
+type Changes = { all: boolean; countries: Set<Country>; zones: Map<Country, Set<number>>; listings: Set<string> }
+const everything = (): Changes => ({ all: true, countries: new Set(), zones: new Map(), listings: new Set() })
+const nothing = (): Changes => ({ all: false, countries: new Set(), zones: new Map(), listings: new Set() })
+
+function touchZone(changes: Changes, country: Country, zoneNo: number | null): void {
+  if (zoneNo === null) changes.countries.add(country)
+  else changes.zones.set(country, (changes.zones.get(country) ?? new Set()).add(zoneNo))
+}
 
 /**
  * The answers of GET /zones and GET /zone/{slug}, prepared in memory and served without SQL.
  *
  * Every process prepares them when the live generation of `listings` advances (the runner tells
  * every process, whoever applied the batch: see `onLiveAdvanced`), from one snapshot of the read
- * model, then swaps them in at once. Only the countries the events touched are computed again, and
- * the 30-day comparison of the others when the market's clock moved. Preparations coalesce: changes arriving while one
+ * model, then swaps them in at once. Only the zones the events touched are computed again, and the
+ * 30-day comparison (one pass over the history) when anything changed. Preparations coalesce: changes arriving while one
  * runs make one more, which starts after a pause as long as the preparation took. While they run
  * the previous answers are served, so an answer is at most about three preparations behind the
  * read model (milliseconds on the demo market, seconds at a million listings: docs/limits.md). When another generation goes
@@ -109,13 +120,15 @@ export class ReadyZones {
       if (!isListingEvent(domain)) continue
       switch (domain.type) {
         case 'ListingIngested':
-          this.changes.countries.add(domain.data.country)
+          touchZone(this.changes, domain.data.country, zoneNumberOfName(domain.data.zone))
           break
-        case 'ListingDetailsChanged':
-          this.changes.countries.add(domain.data.country)
-          // The country it left is not in the event.
-          if (domain.data.changed.includes('country')) this.changes.all = true
+        case 'ListingDetailsChanged': {
+          // The country or zone it left is not in the event.
+          const { changed } = domain.data
+          if (changed.includes('country')) this.changes.all = true
+          touchZone(this.changes, domain.data.country, changed.includes('zone') ? null : zoneNumberOfName(domain.data.zone))
           break
+        }
         case 'ListingPriceChanged':
         case 'ListingVerified':
         case 'ListingDelisted':
@@ -191,14 +204,24 @@ export class ReadyZones {
         if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
         const t = generation.tables
         const clock = await marketClock(tx, t)
-        const touched = new Set([...changes.countries, ...(await countriesOf(tx, t, changes.listings))])
+        for (const { country, zone_no } of await placesOf(tx, t, changes.listings)) touchZone(changes, country, zone_no)
+        const changed = !previous || clock !== previous.clock || changes.countries.size > 0 || changes.zones.size > 0
+        const past = changed ? await pastFigures(tx, t) : null
         const countries = new Map<Country, PreparedCountry>()
         for (const country of COUNTRIES) {
           const before = previous?.countries.get(country)
-          const now = before && !touched.has(country) ? before.now : await countryNow(tx, t, country)
-          const then = before && !touched.has(country) && clock === previous!.clock ? before.then : await countryThen(tx, t, country)
-          const facts = before && now === before.now && then === before.then ? before.facts : zoneFactsOf(country, now, then)
-          countries.set(country, { now, then, facts })
+          const zones = changes.zones.get(country)
+          if (before && !past) {
+            countries.set(country, before)
+            continue
+          }
+          const whole = !before || changes.countries.has(country)
+          const prepared = {
+            zones: whole || zones ? await zonesOf(tx, t, country) : before.zones,
+            active: whole ? await activeFigures(tx, t, country) : zones ? merged(before.active, zones, await activeFigures(tx, t, country, [...zones])) : before.active,
+            past: past?.get(country) ?? new Map(),
+          }
+          countries.set(country, { ...prepared, facts: zoneFactsOf(country, prepared.zones, prepared.active, prepared.past) })
         }
         return { generation: generation.id, clock, countries }
       })
@@ -210,12 +233,18 @@ export class ReadyZones {
   }
 }
 
-/** The countries the listings `ids` are in now. */
-async function countriesOf(sql: Sql, t: ListingsTables, ids: ReadonlySet<string>): Promise<Country[]> {
+/** Where the listings `ids` are now. */
+async function placesOf(sql: Sql, t: ListingsTables, ids: ReadonlySet<string>): Promise<{ country: Country; zone_no: number }[]> {
   if (ids.size === 0) return []
-  const rows = await sql.query<{ country: Country }>(
-    `select distinct country from ${t.listings} where listing_id in (select jsonb_array_elements_text($1::text::jsonb))`,
+  return sql.query<{ country: Country; zone_no: number }>(
+    `select distinct country, zone_no from ${t.listings} where listing_id in (select jsonb_array_elements_text($1::text::jsonb))`,
     [JSON.stringify([...ids])],
   )
-  return rows.map((row) => row.country)
+}
+
+/** `before` with the figures of `zones` replaced by `fresh` (a zone absent from `fresh` has no active listings). */
+function merged(before: ActiveFigures, zones: ReadonlySet<number>, fresh: ActiveFigures): ActiveFigures {
+  const result = new Map(before)
+  for (const zone of zones) result.set(zone, fresh.get(zone) ?? [])
+  return result
 }
