@@ -77,6 +77,17 @@ for (const target of databaseTargets('prepared zone answers')) {
       expect(served.filter((answer) => answer !== 'null').length).toBeGreaterThan(100)
     })
 
+    it('computes days on market at the time of each request, from the same prepared answers', async () => {
+      const later = new Date(NOW.getTime() + 10 * 86_400_000)
+      const [today, tenDaysLater] = [await ready.zones('GT', NOW), await ready.zones('GT', later)]
+      const counted = today.filter((zone) => zone.median_dom !== null)
+      expect(counted.length).toBeGreaterThan(3)
+      for (const zone of counted) {
+        expect(tenDaysLater.find((z) => z.slug === zone.slug)!.median_dom).toBeCloseTo(zone.median_dom! + 10, 5)
+      }
+      expect(JSON.stringify(await ready.zones('GT', later))).toBe(JSON.stringify(await listZones(db, 'GT', later)))
+    })
+
     it('follows new listings, price changes, verification, delisting and relisting, a new zone, a move to another country', async () => {
       const zone10Before = await gtZone(ready, 'zona-10')
       expect(await gtZone(ready, 'zona-77')).toBeNull()
