@@ -56,8 +56,9 @@ export function gate(deps: GateDeps) {
     scope: (access: KeyAccess) => ({
       detail: { [ACCESS_EXTENSION]: access, security: [{ [SECURITY_SCHEME]: access === 'key' ? [] : [access] }] },
       parse: 'none' as never,
-      resolve: async ({ headers, set, status }) => {
-        const admission = admit(headers.authorization, access)
+      // The one header it needs is read from the request: asking Elysia for `headers` copies them all, per request.
+      resolve: async ({ request, set, status }) => {
+        const admission = admit(request.headers.get('authorization') ?? undefined, access)
         // Awaited only when it is a promise: a refusal or an admin key needs no trip through the event loop.
         const admitted = admission instanceof Promise ? await admission : admission
         if (admitted instanceof AppError) return status(httpStatus[admitted.code], errorBody(admitted, set))
