@@ -30,6 +30,7 @@ import {
   loadAverage,
   machine,
   memoryOf,
+  quiesce,
   ROOT,
   startProcess,
   waitFor,
@@ -176,6 +177,7 @@ async function answer(server: Server, row: Row): Promise<{ status: number; body:
  * every answer had the expected kind of status and no socket failed.
  */
 async function measure(server: Server, row: Row, options: { connections?: number; script?: string; warmup?: number } = {}): Promise<Measured> {
+  await quiesce(server.pid)
   const seen = await answer(server, row)
   if (seen.status !== row.expect) throw new Error(`${row.name}: ${row.path} answered ${seen.status}, not ${row.expect}: ${seen.body.slice(0, 300)}`)
   const script = options.script ?? (row.body ? postScript(row.body) : undefined)
@@ -229,15 +231,16 @@ async function measureStore(store: string, env: Record<string, string>): Promise
     // The CLI's change reaches the server's key index within a second.
     await waitFor(`${server.base}/api/v1/health`, 200, { headers: { authorization: `Bearer ${keys.limited}` } }, server.proc.output)
     const briefingPath = '/api/v1/briefings/investor'
+    // Cheap rows first; every row also waits until the server has answered what the previous one left queued.
     const rows: Row[] = [
+      { name: '401: /health without a key', path: '/api/v1/health', expect: 401 },
+      { name: '429: /health, key over its hourly limit', path: '/api/v1/health', key: keys.limited, expect: 429 },
       { name: 'GET /health, admin key (not counted)', path: '/api/v1/health', key: keys.admin, expect: 200 },
       { name: 'GET /health, pro key (counted)', path: '/api/v1/health', key: keys.pro, expect: 200 },
       { name: 'GET /zones?country=GT', path: '/api/v1/zones?country=GT', key: keys.pro, expect: 200 },
       { name: 'GET /zone/zona-3?country=GT', path: '/api/v1/zone/zona-3?country=GT', key: keys.pro, expect: 200 },
       { name: 'GET /listings, GT, Venta, 20 a page', path: '/api/v1/listings?country=GT&operation=Venta&limit=20', key: keys.pro, expect: 200 },
       { name: 'POST /briefings/investor, cache hit', path: briefingPath, method: 'POST', body: JSON.stringify(BRIEFING), key: keys.pro, expect: 200 },
-      { name: '429: /health, key over its hourly limit', path: '/api/v1/health', key: keys.limited, expect: 429 },
-      { name: '401: /health without a key', path: '/api/v1/health', expect: 401 },
     ]
     // The first briefing is written (and charged); every later one with this body is a cache hit.
     const briefing = rows.find((row) => row.path === briefingPath)!
@@ -249,6 +252,7 @@ async function measureStore(store: string, env: Record<string, string>): Promise
     const rawRuns = [await measure(raw, rawRow, { warmup: 2 })]
     const measured: Measured[] = []
     for (const [i, row] of rows.entries()) measured.push(await measure(server, row, { warmup: i === 0 ? 3 : 1 }))
+    await quiesce(server.pid)
     rawRuns.push(await measure(raw, rawRow))
     const counted = measured.reduce((sum, m) => sum + m.requests, 0)
     await stop(server)

@@ -84,6 +84,26 @@ export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 }
 }
 
+/** CPU time a process has used so far, in milliseconds (from /proc, Linux). */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  // utime and stime, fields 14 and 15 of the whole line, in clock ticks of 10 ms
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/**
+ * Waits until a process is (nearly) idle: under a fifth of a core over half a second, so that a
+ * backlog left by one wrk run (queued requests still being answered) does not fall on the next one.
+ */
+export async function quiesce(pid: number, timeoutMs = 60_000): Promise<number> {
+  const started = Date.now()
+  for (;;) {
+    const before = cpuMsOf(pid)
+    await sleep(500)
+    if (cpuMsOf(pid) - before < 100 || Date.now() - started > timeoutMs) return Date.now() - started
+  }
+}
+
 /** Nearest-rank percentile of already sorted values. */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN

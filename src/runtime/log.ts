@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs'
 import type { Logger } from '../http/errors.ts'
+import { isoTimes } from '../shared/iso-time.ts'
 
 /** Where log text goes: stdout and stderr for the server. Each call gets whole lines. */
 export type LogOutput = { out(text: string): void; err(text: string): void }
@@ -14,19 +15,6 @@ const MAX_BUFFERED = 64 * 1024
 function jsonLine(iso: string, head: string, fields: Record<string, unknown>): string {
   const rest = JSON.stringify(fields)
   return `{"t":"${iso}",${head}${rest.length > 2 ? `,${rest.slice(1)}` : '}'}\n`
-}
-
-/** ISO-8601 time of an epoch millisecond, formatted once per millisecond (a busy one has many lines). */
-function isoTimes(): (ms: number) => string {
-  let lastMs = Number.NaN
-  let lastIso = ''
-  return (ms) => {
-    if (ms !== lastMs) {
-      lastMs = ms
-      lastIso = new Date(ms).toISOString()
-    }
-    return lastIso
-  }
 }
 
 /**
