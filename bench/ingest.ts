@@ -60,7 +60,7 @@ type Server = { started: number; output: () => string; log(event: string): Recor
 async function startServer(root: string, extraEnv: Record<string, string>): Promise<Server> {
   const started = performance.now()
   const env = { HOST: '127.0.0.1', PORT: String(await freePort()), ACCESS_LOG: 'off', REDIS_URL: '', DATABASE_URL: '', ...extraEnv }
-  const { child, output, stop } = startProcess(['src/main.ts'], env, root)
+  const { child, output, stop } = startProcess(['src/main.ts'], env, { cwd: root })
   const log = (event: string) => {
     for (const line of output().split('\n')) {
       if (!line.includes(`"event":"${event}"`)) continue

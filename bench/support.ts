@@ -3,8 +3,8 @@
  * from a separate process, percentiles, the machine line, and writing one section of results.md
  * without touching the others.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 
@@ -23,17 +23,36 @@ export async function freePort(): Promise<number> {
 
 export type Child = { child: ChildProcess; pid: number; output: () => string; stop(): Promise<void> }
 
+/** Whether processes can be pinned to cores: `taskset` is there and the machine has more than one core. */
+export const canPin = os.cpus().length > 1 && spawnSync('taskset', ['--version']).status === 0
+
+/** `command` run on the given cores (`taskset -c`, which execs it: same pid) when pinning is possible. */
+const pinned = (cpus: string | undefined, command: string, args: string[]): [string, string[]] =>
+  cpus !== undefined && canPin ? ['taskset', ['-c', cpus, command, ...args]] : [command, args]
+
+export type ProcessOptions = {
+  cwd?: string
+  /** Cores to run on (`taskset -c` list, e.g. "1"); ignored where pinning is impossible. */
+  cpus?: string
+  /** Send stdout and stderr to this file instead of collecting them in memory (for chatty servers). */
+  logFile?: string
+}
+
 /** A Bun child process, in the project directory unless `cwd` says otherwise; SIGTERM on stop, SIGKILL after 10 s. */
-export function startProcess(args: string[], env: Record<string, string>, cwd = ROOT): Child {
-  const child = spawn(BUN, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+export function startProcess(args: string[], env: Record<string, string>, { cwd = ROOT, cpus, logFile }: ProcessOptions = {}): Child {
+  const [command, commandArgs] = pinned(cpus, BUN, args)
+  const logFd = logFile ? openSync(logFile, 'a') : undefined
+  const stdio = logFd === undefined ? (['ignore', 'pipe', 'pipe'] as const) : (['ignore', logFd, logFd] as const)
+  const child = spawn(command, commandArgs, { cwd, env: { ...process.env, ...env }, stdio: [...stdio] })
+  if (logFd !== undefined) closeSync(logFd)
   let output = ''
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
+  child.stdout?.on('data', (chunk) => (output += chunk))
+  child.stderr?.on('data', (chunk) => (output += chunk))
   const exited = new Promise<void>((done) => child.once('exit', () => done()))
   return {
     child,
     pid: child.pid!,
-    output: () => output,
+    output: () => (logFile ? readFileSync(logFile, 'utf8').slice(-20_000) : output),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return
       child.kill('SIGTERM')
@@ -65,13 +84,42 @@ export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 }
 }
 
+/** CPU time a process has used so far, in milliseconds (from /proc, Linux). */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  // utime and stime, fields 14 and 15 of the whole line, in clock ticks of 10 ms
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/**
+ * Waits until a process is (nearly) idle: under a fifth of a core over half a second, so that a
+ * backlog left by one wrk run (queued requests still being answered) does not fall on the next one.
+ */
+export async function quiesce(pid: number, timeoutMs = 60_000): Promise<number> {
+  const started = Date.now()
+  for (;;) {
+    const before = cpuMsOf(pid)
+    await sleep(500)
+    if (cpuMsOf(pid) - before < 100 || Date.now() - started > timeoutMs) return Date.now() - started
+  }
+}
+
 /** Nearest-rank percentile of already sorted values. */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 }
 
-export type WrkResult = { requestsPerSecond: number; p50Ms: number; p99Ms: number; requests: number; errors: string | null }
+export type WrkResult = {
+  requestsPerSecond: number
+  p50Ms: number
+  p99Ms: number
+  requests: number
+  /** Answers with a status outside 200–399. */
+  non2xx: number
+  /** Non-2xx answers and socket errors, in words; null when there were none. */
+  errors: string | null
+}
 
 /** wrk latency like "812.00us", "1.23ms", "2.01s" → milliseconds. */
 function toMs(text: string): number {
@@ -81,13 +129,23 @@ function toMs(text: string): number {
   return Number(match[1]) * factor
 }
 
-export type WrkOptions = { threads: number; connections: number; seconds: number; authorization?: string }
+export type WrkOptions = {
+  threads: number
+  connections: number
+  seconds: number
+  authorization?: string
+  /** A wrk Lua script (e.g. for POST bodies or rotating paths). */
+  script?: string
+  /** Cores to run wrk on (`taskset -c`), away from the server's. */
+  cpus?: string
+}
 
 /** Runs wrk against one URL and reads its summary; non-2xx answers and socket errors are reported. */
 export function wrk(url: string, options: WrkOptions): WrkResult {
   const args = [`-t${options.threads}`, `-c${options.connections}`, `-d${options.seconds}s`, '--latency']
   if (options.authorization) args.push('-H', `Authorization: ${options.authorization}`)
-  const output = execFileSync('wrk', [...args, url], { encoding: 'utf8' })
+  if (options.script) args.push('-s', options.script)
+  const output = execFileSync(...pinned(options.cpus, 'wrk', [...args, url]), { encoding: 'utf8' })
   const grab = (pattern: RegExp) => {
     const match = pattern.exec(output)
     if (!match) throw new Error(`cannot read wrk output:\n${output}`)
@@ -100,6 +158,7 @@ export function wrk(url: string, options: WrkOptions): WrkResult {
     p50Ms: toMs(grab(/\s50%\s+(\S+)/)),
     p99Ms: toMs(grab(/\s99%\s+(\S+)/)),
     requests: Number(grab(/(\d+) requests in/)),
+    non2xx: Number(non2xx ?? 0),
     errors: [non2xx && `${non2xx} non-2xx responses`, socketErrors && `socket errors: ${socketErrors}`].filter(Boolean).join('; ') || null,
   }
 }

@@ -8,13 +8,13 @@ import { chmodSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from './config.ts'
 import { buildApp } from './http/app.ts'
-import { jsonLogger } from './http/errors.ts'
 import { operatorHandler } from './operator/socket-handler.ts'
 import { memoryRateLimiter } from './ratelimit/memory.ts'
 import { openRedisRateLimiter } from './ratelimit/redis.ts'
 import { DEMO_DEFAULTS, demoAnchor } from './demo/market.ts'
 import { lacksMarketData, seedDemo } from './demo/seed.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
+import { bufferedJsonLogger, processOutput } from './runtime/log.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
@@ -22,12 +22,18 @@ import { cryptoRandom, systemClock } from './shared/random.ts'
 import { briefingServiceOn, openKeyIndex, openReadyZones, openStorage, projectionLagOf } from './system.ts'
 import { liveTables } from '../projections/live.ts'
 
-const log = jsonLogger
+/** How long a log line may wait in memory before it is written (lines are written in batches). */
+const LOG_FLUSH_MS = 100
+const log = bufferedJsonLogger(processOutput, Date.now)
+setInterval(log.flush, LOG_FLUSH_MS).unref()
+// Every way out (shutdown, refusal to start, a crash) writes what is still buffered.
+process.on('exit', log.flush)
 const reportError = (error: unknown) =>
   log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 function refuseToStart(message: string, code = 1): never {
+  log.flush()
   console.error(`mirador: ${message}`)
   process.exit(code)
 }

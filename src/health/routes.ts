@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
 import type { ApiTier } from '../owners/owner.ts'
+import { isoTimes } from '../shared/iso-time.ts'
 import type { Clock } from '../shared/random.ts'
 
 export type QuotaUsage = { used: number; quota: number; unlimited: boolean }
@@ -37,6 +38,8 @@ export const HealthResult = t.Object({
 
 /** GET /health: proves the key works and reports the tier, this hour's counter and this month's quota. */
 export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReader; lag?: ProjectionLagReader }) {
+  const resetIso = isoTimes()
+  const timeIso = isoTimes()
   return new Elysia({ name: 'health' }).use(deps.gate).get(
     '/health',
     async ({ caller }) => {
@@ -53,11 +56,11 @@ export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReade
           limit: caller.rate.limit,
           used: caller.rate.used,
           remaining: caller.rate.remaining,
-          reset_at: caller.rate.resetAt.toISOString(),
+          reset_at: resetIso(caller.rate.resetAt.getTime()),
         },
         quota: await deps.quota(caller.ownerId, caller.tier, now),
         ...(caller.tier === 'admin' && deps.lag ? { projections: await deps.lag() } : {}),
-        time: now.toISOString(),
+        time: timeIso(now.getTime()),
       }
     },
     {

@@ -53,6 +53,18 @@ const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set
   }
 })
 
+/**
+ * One log line per answer, after it is sent. Without ACCESS_LOG the hook is not registered at all:
+ * Elysia schedules every after-response hook on the event loop, a cost per request even when it does nothing.
+ */
+function accessLog(deps: Pick<ApiDeps, 'accessLog' | 'log'>) {
+  const plugin = new Elysia({ name: 'access-log' })
+  if (!deps.accessLog) return plugin
+  return plugin.onAfterResponse({ as: 'global' }, ({ request, set, path }) => {
+    deps.log.info('request', { request_id: set.headers['x-request-id'], method: request.method, path: loggedPath(path), status: set.status })
+  })
+}
+
 /** The API's features, each an Elysia instance whose routes declare their access to `gate`. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
   healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, lag: deps.projectionLag }),
@@ -75,10 +87,7 @@ export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] =
   })
     .use(requestIds)
     .use(errorPlugin(deps.log))
-    .onAfterResponse({ as: 'global' }, ({ request, set, path }) => {
-      if (!deps.accessLog) return
-      deps.log.info('request', { request_id: set.headers['x-request-id'], method: request.method, path: loggedPath(path), status: set.status })
-    })
+    .use(accessLog(deps))
     .group(API_PREFIX, (api) => features(guard).reduce((mounted, feature) => mounted.use(feature), api))
   app.use(docsRoutes({ gate: guard, document: openApiDocument(app.routes, { version: API_VERSION }) }))
   answerUnmatched(app, guard)

@@ -73,13 +73,3 @@ const MAX_LOGGED_PATH = 200
 
 /** A request path as written to the log: cut, so a client cannot fill the log with one request. */
 export const loggedPath = (path: string): string => (path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path)
-
-/** JSON-lines logger on stdout/stderr. Never receives an Authorization header or a key. */
-export const jsonLogger: Logger = {
-  info(event, fields) {
-    console.log(JSON.stringify({ t: new Date().toISOString(), event, ...fields }))
-  },
-  error(event, fields) {
-    console.error(JSON.stringify({ t: new Date().toISOString(), level: 'error', event, ...fields }))
-  },
-}

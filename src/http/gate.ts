@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { authenticate, type KeyLookup, type Principal } from '../keys/authenticate.ts'
 import type { Scope } from '../keys/key.ts'
-import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, rateLimitHeaders } from '../ratelimit/port.ts'
+import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, setRateLimitHeaders } from '../ratelimit/port.ts'
 import { AppError, httpStatus } from '../shared/errors.ts'
 import { errorBody } from './errors.ts'
 import type { Clock } from '../shared/random.ts'
@@ -39,31 +39,30 @@ export type GateDeps = { keys: KeyLookup; limiter: RateLimiter; limits: RateLimi
  * `buildApp` refuses to start when a route declares neither macro.
  */
 export function gate(deps: GateDeps) {
-  /** The caller, or the refusal to answer with. */
-  async function admit(authorization: string | undefined, access: KeyAccess): Promise<Caller | AppError> {
-    let principal: Principal
-    try {
-      principal = authenticate(authorization ?? null, deps.keys)
-    } catch (error) {
-      if (error instanceof AppError) return error
-      throw error
-    }
+  /** The caller, or the refusal to answer with; a promise only while a limiter that must be asked answers. */
+  function admit(authorization: string | undefined, access: KeyAccess): Caller | AppError | Promise<Caller | AppError> {
+    const principal = authenticate(authorization ?? null, deps.keys)
+    if (principal instanceof AppError) return principal
     if (access !== 'key' && !principal.scopes.includes(access)) {
       return new AppError('scope_denied', `this endpoint needs the "${access}" scope; the key has: ${principal.scopes.join(', ')}`)
     }
     if (principal.tier === 'admin') return { ...principal, rate: null }
-    const rate = await deps.limiter.hit(principal.keyId, deps.limits[principal.tier], deps.clock())
-    return rate.allowed ? { ...principal, rate } : rateLimitExceeded(rate)
+    const counted = (rate: RateDecision): Caller | AppError => (rate.allowed ? { ...principal, rate } : rateLimitExceeded(rate))
+    const rate = deps.limiter.hit(principal.keyId, deps.limits[principal.tier], deps.clock())
+    return rate instanceof Promise ? rate.then(counted) : counted(rate)
   }
 
   return new Elysia({ name: 'gate' }).macro({
     scope: (access: KeyAccess) => ({
       detail: { [ACCESS_EXTENSION]: access, security: [{ [SECURITY_SCHEME]: access === 'key' ? [] : [access] }] },
       parse: 'none' as never,
-      resolve: async ({ headers, set, status }) => {
-        const admitted = await admit(headers.authorization, access)
+      // The one header it needs is read from the request: asking Elysia for `headers` copies them all, per request.
+      resolve: async ({ request, set, status }) => {
+        const admission = admit(request.headers.get('authorization') ?? undefined, access)
+        // Awaited only when it is a promise: a refusal or an admin key needs no trip through the event loop.
+        const admitted = admission instanceof Promise ? await admission : admission
         if (admitted instanceof AppError) return status(httpStatus[admitted.code], errorBody(admitted, set))
-        if (admitted.rate) Object.assign(set.headers, rateLimitHeaders(admitted.rate))
+        if (admitted.rate) setRateLimitHeaders(set.headers, admitted.rate)
         return { caller: admitted }
       },
     }),

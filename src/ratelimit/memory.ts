@@ -1,8 +1,8 @@
 import { hourWindow, rateDecision, type RateLimiter } from './port.ts'
 
 /**
- * Counters in this process's memory: for the embedded single-process server. Hits run synchronously
- * between awaits, so concurrent requests cannot overshoot the limit. The first hit of a new hour drops
+ * Counters in this process's memory: for the embedded single-process server. A hit is answered at
+ * once (no promise), so concurrent requests cannot overshoot the limit. The first hit of a new hour drops
  * the counters of every earlier hour, so memory stays bounded by the keys active in the current hour.
  */
 export function memoryRateLimiter(): RateLimiter {
@@ -20,7 +20,7 @@ export function memoryRateLimiter(): RateLimiter {
   }
 
   return {
-    async hit(subject, limit, now) {
+    hit(subject, limit, now) {
       const counters = countersFor(hourWindow(now).start.getTime())
       const count = counters.get(subject) ?? 0
       if (count >= limit) return rateDecision(limit, count, false, now)

@@ -19,9 +19,10 @@ export type RateDecision = {
 export interface RateLimiter {
   /**
    * Counts one request for `subject` in the UTC hour containing `now`, unless the hour's count already
-   * reached `limit` (a rejected request is NOT counted, so on rejection used === limit).
+   * reached `limit` (a rejected request is NOT counted, so on rejection used === limit). An adapter
+   * that holds the counters itself answers at once; one that asks a server returns a promise.
    */
-  hit(subject: string, limit: number, now: Date): Promise<RateDecision>
+  hit(subject: string, limit: number, now: Date): RateDecision | Promise<RateDecision>
   close(): Promise<void>
 }
 
@@ -58,13 +59,18 @@ export function rateDecision(limit: number, count: number, allowed: boolean, now
   }
 }
 
-/** The X-RateLimit-* headers every counted response carries (Reset in unix seconds). */
+/** Sets the X-RateLimit-* headers every counted response carries (Reset in unix seconds). */
+export function setRateLimitHeaders(headers: Record<string, unknown>, decision: RateDecision): void {
+  headers['X-RateLimit-Limit'] = String(decision.limit)
+  headers['X-RateLimit-Remaining'] = String(decision.remaining)
+  headers['X-RateLimit-Reset'] = String(decision.resetAt.getTime() / 1000)
+}
+
+/** The X-RateLimit-* headers every counted response carries. */
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
-  return {
-    'X-RateLimit-Limit': String(decision.limit),
-    'X-RateLimit-Remaining': String(decision.remaining),
-    'X-RateLimit-Reset': String(decision.resetAt.getTime() / 1000),
-  }
+  const headers: Record<string, string> = {}
+  setRateLimitHeaders(headers, decision)
+  return headers
 }
 
 /** The 429 for a rejected decision: spec §7 body fields plus Retry-After and the X-RateLimit-* headers. */

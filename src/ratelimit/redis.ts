@@ -21,7 +21,7 @@
  */
 import { createClient, defineScript } from 'redis'
 import { AppError } from '../shared/errors.ts'
-import { hourWindow, rateDecision, type RateLimiter } from './port.ts'
+import { hourWindow, type RateDecision, rateDecision, type RateLimiter } from './port.ts'
 
 export type RedisRateLimiterOptions = {
   url: string
@@ -62,7 +62,10 @@ return {count, 1}`,
   },
 })
 
-export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RateLimiter> {
+/** Every hit asks Redis: always a promise. */
+export type RedisRateLimiter = Omit<RateLimiter, 'hit'> & { hit(subject: string, limit: number, now: Date): Promise<RateDecision> }
+
+export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RedisRateLimiter> {
   const keyPrefix = options.keyPrefix ?? defaultKeyPrefix
   const commandTimeoutMs = options.commandTimeoutMs ?? 250
   const connectTimeoutMs = options.connectTimeoutMs ?? 1_000

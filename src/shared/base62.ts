@@ -21,3 +21,12 @@ export function base62Fixed(value: number, width: number): string {
   }
   return out.padStart(width, '0')
 }
+
+const DIGIT = new Map([...BASE62].map((char, value) => [char.charCodeAt(0), value]))
+
+/** The integer that `base62Fixed` wrote as `text` (NaN if a character is not base62). */
+export function base62Value(text: string): number {
+  let value = 0
+  for (let i = 0; i < text.length; i++) value = value * 62 + (DIGIT.get(text.charCodeAt(i)) ?? Number.NaN)
+  return value
+}

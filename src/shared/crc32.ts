@@ -8,9 +8,9 @@ const TABLE = (() => {
   return table
 })()
 
-/** CRC-32 (IEEE 802.3) of an ASCII string. */
-export function crc32(text: string): number {
+/** CRC-32 (IEEE 802.3) of an ASCII string, or of its first `length` characters. */
+export function crc32(text: string, length = text.length): number {
   let crc = 0xffffffff
-  for (let i = 0; i < text.length; i++) crc = TABLE[(crc ^ text.charCodeAt(i)) & 0xff]! ^ (crc >>> 8)
+  for (let i = 0; i < length; i++) crc = TABLE[(crc ^ text.charCodeAt(i)) & 0xff]! ^ (crc >>> 8)
   return (crc ^ 0xffffffff) >>> 0
 }

@@ -44,17 +44,26 @@ export type FieldError = { field: string; message: string }
 /** A backstop for messages that quote input: no error message is longer than this. */
 const MAX_MESSAGE = 600
 
+/**
+ * An expected failure, answered to the client: it carries no stack trace (capturing one costs more
+ * than the rest of a refused request, and none is ever logged: only unexpected errors are, with theirs).
+ */
 export class AppError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    /** Extra top-level fields of the error body, e.g. `details` or `retry_after_seconds`. */
-    readonly extra: Record<string, unknown> = {},
-    /** Extra response headers, e.g. `Retry-After`. */
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly code: ErrorCode
+  /** Extra top-level fields of the error body, e.g. `details` or `retry_after_seconds`. */
+  readonly extra: Record<string, unknown>
+  /** Extra response headers, e.g. `Retry-After`. */
+  readonly headers: Record<string, string>
+
+  constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    const stackTraceLimit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
     super(message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message)
+    Error.stackTraceLimit = stackTraceLimit
     this.name = 'AppError'
+    this.code = code
+    this.extra = extra
+    this.headers = headers
   }
 
   body(): Record<string, unknown> {

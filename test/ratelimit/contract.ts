@@ -5,7 +5,7 @@ import type { RateDecision, RateLimiter } from '../../src/ratelimit/port.ts'
 export const freshSubject = () => `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
 
 /** Starts every hit at once; returns how many were allowed and all decisions. */
-export async function burst(hits: Array<() => Promise<RateDecision>>) {
+export async function burst(hits: Array<() => RateDecision | Promise<RateDecision>>) {
   const decisions = await Promise.all(hits.map((hit) => hit()))
   return { allowed: decisions.filter((d) => d.allowed).length, decisions }
 }

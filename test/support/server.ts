@@ -65,7 +65,8 @@ export type RunningServer = {
   env: Record<string, string>
   /** Everything the server printed so far (stdout and stderr). */
   output(): string
-  stop(): Promise<void>
+  /** Asks the server to stop (SIGTERM unless told otherwise) and waits for it to exit. */
+  stop(signal?: 'SIGTERM' | 'SIGINT'): Promise<void>
   cli(...args: string[]): Promise<CliResult>
 }
 
@@ -102,9 +103,9 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
     port,
     env: fullEnv,
     output: () => output,
-    async stop() {
+    async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return
-      child.kill('SIGTERM')
+      child.kill(signal)
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
       await exited
       clearTimeout(timer)

@@ -1,0 +1,500 @@
+/**
+ * The API's read paths under load, next to a raw `Bun.serve` answering a small JSON in the same run:
+ * the real server (`bun src/main.ts`) on the embedded store (PGlite, demo market) and on PostgreSQL
+ * (a fresh schema, demo market), each row one `wrk` run; then how the cost of /zones and /listings
+ * grows from 10,000 to 1,000,000 listings on PostgreSQL, with the listing query shapes of
+ * bench/listings.ts, the API process's memory and its start-up time at each size.
+ *
+ *   npx bun bench/http.ts [--duration 5] [--connections 64] [--only embedded|postgres|growth] [--no-write]
+ *
+ * Server and wrk run on separate cores (`taskset`: server on cpu 1, wrk on cpu 0) where the machine
+ * has two or more; PostgreSQL is not pinned. Uses DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/test); the growth section's listings are loaded once into the
+ * schemas bench_listings_10k / _100k / _1m (bench/listings-load.ts; later runs reuse them). Needs
+ * `wrk`. Results are printed and written to bench/results.md (sections "HTTP read paths" and "How
+ * cost grows") unless --no-write.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { listingsProjection } from '../projections/listings.ts'
+import { liveTables } from '../projections/live.ts'
+import { type Db, toNumber } from '../src/db/port.ts'
+import { openPostgres } from '../src/db/postgres.ts'
+import { SHAPES, WRK_QUERY } from './listing-shapes.ts'
+import { loadListings } from './listings-load.ts'
+import {
+  BUN,
+  canPin,
+  type Child,
+  freePort,
+  loadAverage,
+  machine,
+  memoryOf,
+  quiesce,
+  ROOT,
+  sleep,
+  startProcess,
+  waitFor,
+  type WrkResult,
+  wrk,
+  wrkVersion,
+  writeResultsSection,
+} from './support.ts'
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '64' },
+    only: { type: 'string' },
+    'no-write': { type: 'boolean', default: false },
+  },
+})
+const PARTS = ['embedded', 'postgres', 'growth'] as const
+type Part = (typeof PARTS)[number]
+if (flags.only !== undefined && !PARTS.includes(flags.only as Part)) {
+  console.error(`--only must be one of ${PARTS.join(', ')}`)
+  process.exit(2)
+}
+const runs = (part: Part) => flags.only === undefined || flags.only === part
+const seconds = Number(flags.duration)
+const connections = Number(flags.connections)
+/** The connections of the listing-shape goal (≥ 13,390 req/s, p99 ≤ 50 ms). */
+const SHAPE_CONNECTIONS = 50
+const SERVER_CPU = '1'
+const WRK_CPU = '0'
+const SIZES = [
+  { listings: 10_000, schema: 'bench_listings_10k' },
+  { listings: 100_000, schema: 'bench_listings_100k' },
+  { listings: 1_000_000, schema: 'bench_listings_1m' },
+]
+const GOALS = { unauthenticated: 0.7, countedHealth: 0.5, shapeRps: 13_390, shapeP99Ms: 50, startupMs: 15_000 }
+
+const baseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
+const urlOf = (schema: string) => {
+  const url = new URL(baseUrl)
+  url.searchParams.set('search_path', schema)
+  return url.toString()
+}
+const work = mkdtempSync(join(os.tmpdir(), 'mirador-bench-http-'))
+/** Owner ids unique to this run: the growth schemas keep the owners of earlier runs. */
+const run = Date.now().toString(36)
+
+// ---- servers -----------------------------------------------------------------------------------
+
+type Server = { base: string; pid: number; proc: Child; logFile: string; startupMs: number; cli(...args: string[]): unknown }
+
+async function startRaw(): Promise<Server> {
+  const port = await freePort()
+  const logFile = join(work, `raw-${port}.log`)
+  const started = Date.now()
+  const proc = startProcess(['bench/raw-server.ts'], { PORT: String(port) }, { cpus: SERVER_CPU, logFile })
+  const base = `http://127.0.0.1:${port}`
+  await waitFor(`${base}/api/v1/health`, 200, {}, proc.output)
+  return { base, pid: proc.pid, proc, logFile, startupMs: Date.now() - started, cli: () => undefined }
+}
+
+/**
+ * The real server with its default settings (access log on, to a file) except: memory rate limiter,
+ * the local analyst for briefings, pro keys limited to 10⁹ requests an hour (counted, never refused)
+ * and enterprise keys to 1 (the 429 row). `ready` runs before the server is started (e.g. issuing
+ * keys on PostgreSQL); start-up is timed from spawn to the first 200 of /health with `probeKey`.
+ */
+async function startMirador(
+  label: string,
+  store: Record<string, string>,
+  ready: (cli: Server['cli']) => string | undefined = () => undefined,
+): Promise<Server> {
+  const port = await freePort()
+  const dataDir = mkdtempSync(join(work, 'data-'))
+  const env = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    ESDB_CONNECTION_STRING: '',
+    OPENAI_API_KEY: '',
+    ACCESS_LOG: 'on',
+    RATE_LIMIT_PRO: '1000000000',
+    RATE_LIMIT_ENTERPRISE: '1',
+    ...store,
+  }
+  const cli = (...args: string[]) =>
+    JSON.parse(execFileSync(BUN, ['src/cli.ts', ...args, '--json'], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' }))
+  const probeKey = ready(cli)
+  const logFile = join(work, `${label}.log`)
+  const started = Date.now()
+  const proc = startProcess(['src/main.ts'], env, { cpus: SERVER_CPU, logFile })
+  const base = `http://127.0.0.1:${port}`
+  const probe = probeKey ? { headers: { authorization: `Bearer ${probeKey}` } } : {}
+  await waitFor(`${base}/api/v1/health`, probeKey ? 200 : 401, probe, proc.output, 600_000)
+  return { base, pid: proc.pid, proc, logFile, startupMs: Date.now() - started, cli }
+}
+
+async function stop(server: Server) {
+  await server.proc.stop()
+}
+
+/** Requests the server wrote an access-log line for (the log is flushed on SIGTERM). */
+const accessLogLines = (server: Server) => (readFileSync(server.logFile, 'utf8').match(/"event":"request"/g) ?? []).length
+
+// ---- measuring ---------------------------------------------------------------------------------
+
+type Row = { name: string; path: string; method?: 'POST'; body?: string; key?: string; expect: number }
+type Measured = WrkResult & { name: string; path: string; valid: boolean }
+
+const luaString = (text: string) => JSON.stringify(text)
+function luaScript(name: string, lines: string[]): string {
+  const file = join(work, `${name}.lua`)
+  writeFileSync(file, `${lines.join('\n')}\n`)
+  return file
+}
+const postScript = (body: string) =>
+  luaScript(`post-${Math.random().toString(36).slice(2)}`, [
+    'wrk.method = "POST"',
+    `wrk.body = ${luaString(body)}`,
+    'wrk.headers["Content-Type"] = "application/json"',
+  ])
+/** Requests cycle through `paths`, one after the other. */
+const rotateScript = (paths: string[]) =>
+  luaScript(`rotate-${Math.random().toString(36).slice(2)}`, [
+    `local paths = { ${paths.map(luaString).join(', ')} }`,
+    'local i = 0',
+    'request = function()',
+    '  i = i % #paths + 1',
+    '  return wrk.format(nil, paths[i])',
+    'end',
+  ])
+
+async function answer(server: Server, row: Row): Promise<{ status: number; body: string }> {
+  const headers: Record<string, string> = row.key ? { authorization: `Bearer ${row.key}` } : {}
+  if (row.body) headers['content-type'] = 'application/json'
+  const response = await fetch(`${server.base}${row.path}`, { method: row.method ?? 'GET', headers, body: row.body })
+  return { status: response.status, body: await response.text() }
+}
+
+/**
+ * One wrk run after a warm-up; the answer is checked first (status), and a run is valid only when
+ * every answer had the expected kind of status and no socket failed.
+ */
+async function measure(
+  server: Server,
+  row: Row,
+  options: { connections?: number; script?: string; warmup?: number; pauseMs?: number; alsoIdle?: Server } = {},
+): Promise<Measured> {
+  // Requests queued in PostgreSQL leave the API process nearly idle: a pause lets them drain too.
+  if (options.pauseMs) await sleep(options.pauseMs)
+  if (options.alsoIdle) await quiesce(options.alsoIdle.pid)
+  await quiesce(server.pid)
+  const seen = await answer(server, row)
+  if (seen.status !== row.expect) throw new Error(`${row.name}: ${row.path} answered ${seen.status}, not ${row.expect}: ${seen.body.slice(0, 300)}`)
+  const script = options.script ?? (row.body ? postScript(row.body) : undefined)
+  const wrkOptions = {
+    threads: 1,
+    connections: options.connections ?? connections,
+    authorization: row.key && `Bearer ${row.key}`,
+    script,
+    cpus: WRK_CPU,
+  }
+  if (options.warmup !== 0) wrk(`${server.base}${row.path}`, { ...wrkOptions, seconds: options.warmup ?? 1 })
+  const result = wrk(`${server.base}${row.path}`, { ...wrkOptions, seconds })
+  const refusals = row.expect >= 400
+  const valid = !/socket errors/.test(result.errors ?? '') && (refusals ? result.non2xx === result.requests : result.non2xx === 0)
+  console.log(
+    `  ${row.name.padEnd(44)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(result.p50Ms)}  p99 ${ms(result.p99Ms)}${valid ? '' : `  !! ${result.errors}`}`,
+  )
+  return { ...result, name: row.name, path: row.path, valid }
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`
+const pct = (ratio: number) => `${(100 * ratio).toFixed(0)} %`
+const mib = (value: number) => `${value.toFixed(0)} MiB`
+const verdict = (met: boolean) => (met ? 'met' : '**missed**')
+
+// ---- HTTP read paths, per store ----------------------------------------------------------------
+
+const BRIEFING = { zone: 'Zona 3', profile: 'balanced', country: 'GT', language: 'en', budget_usd: 250000 }
+
+/** A row and its ratio to the raw runs just before and after it. */
+type Compared = Measured & { rawAround: number; ratio: number }
+type StoreRun = { store: string; raw: Measured[]; rows: Compared[]; startupMs: number; logLines: number; counted: number }
+
+/** Issues the benchmark's keys through the CLI: admin, pro (read+write, counted) and enterprise (limit 1). */
+function issueKeys(cli: Server['cli']) {
+  const key = (owner: string, tier: string, scopes: string, actor: string) => {
+    cli('owner', 'create', '--id', owner, '--tier', tier)
+    return (cli('key', 'issue', '--owner', owner, '--scopes', scopes, '--actor', actor) as { key: string }).key
+  }
+  const root = `bench-root-${run}`
+  const admin = key(root, 'admin', 'read', root)
+  const pro = key(`bench-pro-${run}`, 'pro', 'read,write', root)
+  const limited = key(`bench-limited-${run}`, 'enterprise', 'read', root)
+  return { admin, pro, limited }
+}
+
+async function measureStore(store: string, env: Record<string, string>): Promise<StoreRun> {
+  console.log(`\n${store}`)
+  const server = await startMirador(store, env)
+  const raw = await startRaw()
+  try {
+    const keys = issueKeys(server.cli)
+    // The CLI's change reaches the server's key index within a second.
+    await waitFor(`${server.base}/api/v1/health`, 200, { headers: { authorization: `Bearer ${keys.limited}` } }, server.proc.output)
+    const briefingPath = '/api/v1/briefings/investor'
+    // Cheap rows first; every row also waits until the server has answered what the previous one left queued.
+    const rows: Row[] = [
+      { name: '401: /health without a key', path: '/api/v1/health', expect: 401 },
+      { name: '429: /health, key over its hourly limit', path: '/api/v1/health', key: keys.limited, expect: 429 },
+      { name: 'GET /health, admin key (not counted)', path: '/api/v1/health', key: keys.admin, expect: 200 },
+      { name: 'GET /health, pro key (counted)', path: '/api/v1/health', key: keys.pro, expect: 200 },
+      { name: 'GET /zones?country=GT', path: '/api/v1/zones?country=GT', key: keys.pro, expect: 200 },
+      { name: 'GET /zone/zona-3?country=GT', path: '/api/v1/zone/zona-3?country=GT', key: keys.pro, expect: 200 },
+      { name: 'GET /listings, GT, Venta, 20 a page', path: '/api/v1/listings?country=GT&operation=Venta&limit=20', key: keys.pro, expect: 200 },
+      { name: 'POST /briefings/investor, cache hit', path: briefingPath, method: 'POST', body: JSON.stringify(BRIEFING), key: keys.pro, expect: 200 },
+    ]
+    // The first briefing is written (and charged); every later one with this body is a cache hit.
+    const briefing = rows.find((row) => row.path === briefingPath)!
+    await answer(server, briefing)
+    const hit = await answer(server, briefing)
+    if (!(JSON.parse(hit.body) as { cached?: boolean }).cached) throw new Error(`the second briefing was not a cache hit: ${hit.body.slice(0, 300)}`)
+
+    const rawRow: Row = { name: 'raw Bun.serve, small JSON', path: '/api/v1/health', expect: 200 }
+    // The raw server runs before the first row and after every row: each row is compared with the two
+    // raw runs around it, so that load elsewhere on the machine, which drifts, falls on both alike.
+    const rawRuns = [await measure(raw, rawRow, { warmup: 2, alsoIdle: server })]
+    const measured: Compared[] = []
+    for (const [i, row] of rows.entries()) {
+      const result = await measure(server, row, { warmup: i === 0 ? 3 : 1 })
+      rawRuns.push(await measure(raw, rawRow, { warmup: 0, alsoIdle: server }))
+      const rawAround = (rawRuns[i]!.requestsPerSecond + rawRuns[i + 1]!.requestsPerSecond) / 2
+      measured.push({ ...result, rawAround, ratio: result.requestsPerSecond / rawAround })
+    }
+    const counted = measured.reduce((sum, m) => sum + m.requests, 0)
+    await stop(server)
+    return { store, raw: rawRuns, rows: measured, startupMs: server.startupMs, logLines: accessLogLines(server), counted }
+  } finally {
+    await stop(server)
+    await stop(raw)
+  }
+}
+
+// ---- How cost grows (PostgreSQL) ---------------------------------------------------------------
+
+type SizeRun = {
+  listings: number
+  rows: Measured[]
+  shapes: Measured[]
+  startupMs: number
+  rssAfterStart: number
+  peak: number
+}
+
+/** Listings in the live listings read model of a schema (0 before the first load). */
+async function listingCount(db: Db): Promise<number> {
+  const [registry] = await db.query<{ present: string | null }>(`select to_regclass('mirador_generations')::text as present`)
+  if (!registry?.present) return 0
+  const live = await liveTables(db).of(listingsProjection).catch(() => null)
+  if (!live) return 0
+  const [row] = await db.query<{ n: unknown }>(`select count(*) as n from ${live.tables.listings}`)
+  return toNumber(row?.n ?? 0)
+}
+
+async function measureSize(size: (typeof SIZES)[number]): Promise<SizeRun> {
+  console.log(`\n${size.listings.toLocaleString('en')} listings (schema ${size.schema})`)
+  const db = await openPostgres(urlOf(size.schema))
+  let listings: number
+  try {
+    // A schema that other benchmarks added listings to (e.g. through the API) is measured as it is.
+    const present = await listingCount(db)
+    listings = present > size.listings ? present : (await loadListings(db, size.listings, (line) => console.log(`  ${line}`))).listings
+    if (present > size.listings) console.log(`  the schema holds ${present.toLocaleString('en')} listings: measured as it is`)
+  } finally {
+    await db.close()
+  }
+  let key = ''
+  const server = await startMirador(`growth-${size.schema}`, { DATABASE_URL: urlOf(size.schema), DEMO_SEED: 'off', RATE_LIMIT_ENTERPRISE: '1000000000' }, (cli) => {
+    const owner = `bench-http-${run}`
+    cli('owner', 'create', '--id', owner, '--tier', 'enterprise')
+    key = (cli('key', 'issue', '--owner', owner, '--scopes', 'read', '--actor', owner) as { key: string }).key
+    return key
+  })
+  try {
+    const rssAfterStart = memoryOf(server.pid).rssMiB
+    console.log(`  start-up ${server.startupMs} ms, RSS ${mib(rssAfterStart)}`)
+    const rows = [
+      await measure(server, { name: 'GET /zones?country=GT', path: '/api/v1/zones?country=GT', key, expect: 200 }, { warmup: 3 }),
+      await measure(server, { name: 'GET /listings, filtered page', path: `/api/v1/listings?${WRK_QUERY}`, key, expect: 200 }, { pauseMs: 1000 }),
+    ]
+    const shapes: Measured[] = []
+    if (size === SIZES[SIZES.length - 1]) {
+      for (const shape of SHAPES) {
+        const paths = shape.variants.map((variant) => `/api/v1/listings?${variant}`)
+        const row: Row = { name: shape.name, path: paths[0]!, key, expect: 200 }
+        shapes.push(await measure(server, row, { connections: SHAPE_CONNECTIONS, script: rotateScript(paths), pauseMs: 1000 }))
+      }
+    }
+    const peak = memoryOf(server.pid).peakMiB
+    return { listings, rows, shapes, startupMs: server.startupMs, rssAfterStart, peak }
+  } finally {
+    await stop(server)
+  }
+}
+
+// ---- run ---------------------------------------------------------------------------------------
+
+const loadStart = loadAverage()
+const began = Date.now()
+console.log(`machine: ${machine()}; load average ${loadStart}; pinning: ${canPin ? `server cpu ${SERVER_CPU}, wrk cpu ${WRK_CPU}` : 'not possible here'}`)
+const stores: StoreRun[] = []
+const sizes: SizeRun[] = []
+let growthRaw: Measured | undefined
+try {
+  if (runs('embedded')) stores.push(await measureStore('embedded (PGlite)', {}))
+  if (runs('postgres')) {
+    const schema = `bench_http_${run}`
+    try {
+      stores.push(await measureStore('PostgreSQL', { DATABASE_URL: urlOf(schema) }))
+    } finally {
+      const db = await openPostgres(baseUrl)
+      await db.exec(`drop schema if exists ${schema} cascade`)
+      await db.close()
+    }
+  }
+  if (runs('growth')) {
+    const raw = await startRaw()
+    try {
+      console.log('\nraw Bun.serve')
+      growthRaw = await measure(raw, { name: 'raw Bun.serve, small JSON', path: '/api/v1/health', expect: 200 }, { warmup: 2 })
+    } finally {
+      await stop(raw)
+    }
+    for (const size of SIZES) sizes.push(await measureSize(size))
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true })
+}
+const loadEnd = loadAverage()
+const minutes = ((Date.now() - began) / 60_000).toFixed(1)
+console.log(`\ndone in ${minutes} min; load average ${loadEnd}`)
+
+// ---- report ------------------------------------------------------------------------------------
+
+const date = new Date().toISOString().slice(0, 16).replace('T', ' ')
+const environment = [
+  `- Date: ${date} UTC; whole run ${minutes} min`,
+  `- Machine: ${machine()}; load average ${loadStart} at start, ${loadEnd} at end`,
+  `- Software: Bun ${Bun.version}, ${wrkVersion()}`,
+  `- Pinning: ${canPin ? `every server (raw and real) on cpu ${SERVER_CPU}, wrk on cpu ${WRK_CPU} (\`taskset\`); PostgreSQL unpinned` : 'none (taskset missing or one core)'}`,
+]
+const invalidNote = (m: Measured) => (m.valid ? '' : ` (!! ${m.errors})`)
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+function storeTable(s: StoreRun): string[] {
+  const rawRps = s.raw.map((r) => r.requestsPerSecond)
+  return [
+    `### ${s.store}`,
+    '',
+    '| request | req/s | p50 | p99 | raw Bun.serve around it (req/s) | ratio to raw |',
+    '|---|---:|---:|---:|---:|---:|',
+    `| raw Bun.serve, small JSON (${s.raw.length} runs: median, range) | ${median(rawRps).toFixed(0)} (${Math.min(...rawRps).toFixed(0)}–${Math.max(...rawRps).toFixed(0)}) | ${ms(median(s.raw.map((r) => r.p50Ms)))} | ${ms(median(s.raw.map((r) => r.p99Ms)))} | | 100 % |`,
+    ...s.rows.map(
+      (m) => `| ${m.name}${invalidNote(m)} | ${m.requestsPerSecond.toFixed(0)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${m.rawAround.toFixed(0)} | ${pct(m.ratio)} |`,
+    ),
+    '',
+    `Start-up with the demo market (spawn to the first answer): ${(s.startupMs / 1000).toFixed(1)} s. Access log: ${s.logLines.toLocaleString('en')} lines written for ${s.counted.toLocaleString('en')} requests counted by wrk in the measured runs (plus warm-ups and probes; none lost at shutdown).`,
+    '',
+  ]
+}
+
+function storeGoals(s: StoreRun): string[] {
+  const of = (prefix: string) => s.rows.find((m) => m.name.startsWith(prefix))!
+  const unauthenticated = of('401').ratio
+  const counted = of('GET /health, pro').ratio
+  return [
+    `- ${s.store}: 401 path ${pct(unauthenticated)} of raw (goal ≥ ${pct(GOALS.unauthenticated)}: ${verdict(unauthenticated >= GOALS.unauthenticated)}); /health with a counted pro key ${pct(counted)} (goal ≥ ${pct(GOALS.countedHealth)}: ${verdict(counted >= GOALS.countedHealth)})`,
+  ]
+}
+
+if (stores.length > 0) {
+  const body = [
+    'Each row is one `wrk -t1` run against one server over loopback, after a warm-up (3 s on the first row of a server, 1 s',
+    'otherwise) and once the server is idle again; the raw `Bun.serve` (bench/raw-server.ts) is measured before the first row',
+    'and after every row, and each ratio is to the mean of the two raw runs around that row (the machine is shared: its load',
+    'drifts during a run). The real server runs with its defaults (`bun src/main.ts`, access log on, written to a file) except:',
+    'memory rate limiter, the local analyst, `RATE_LIMIT_PRO=1000000000` (pro keys are counted, never refused) and',
+    '`RATE_LIMIT_ENTERPRISE=1`: the 429 row uses an enterprise key that spent its hour on the first request (the same',
+    'limiter path as any tier). Keys come from the CLI (admin; pro with read+write; enterprise). Zones, zone and listings read',
+    'the demo market (2,000 listings); the briefing row posts the same body as the first, charged request, so every request',
+    'is a cache hit.',
+    '',
+    ...environment,
+    `- Command: \`npm run bench:http -- --duration ${seconds} --connections ${connections}${flags.only ? ` --only ${flags.only}` : ''}\` (\`wrk -t1 -c${connections} -d${seconds}s\`)`,
+    '',
+    ...stores.flatMap(storeTable),
+    '**Goals** (ratio to raw Bun.serve in the same run):',
+    '',
+    ...stores.flatMap(storeGoals),
+    '',
+    '**Reading the numbers**:',
+    '',
+    '- A bare response with the headers every answer has (`X-Request-Id`, `Content-Type`) already costs Bun ~15 % of the raw',
+    '  `Response.json`; a counted key adds the rate-limit headers. On the embedded store the PGlite pollers share the',
+    "  server's thread (~8 % of a core when idle).",
+    '- `/zones`, `/zone/{slug}` and `/listings` query the database on every request here; the briefing cache hit is bound',
+    '  by the briefing service: identical requests in flight in one process are answered one after another, and every hit',
+    '  appends a `BriefingServedFromCache` event (the quota audit), so 64 connections posting one body queue behind each other.',
+  ]
+  if (!flags['no-write']) writeResultsSection('HTTP read paths', body.join('\n'))
+}
+
+if (sizes.length > 0) {
+  const sizeHeader = sizes.map((s) => s.listings.toLocaleString('en'))
+  const rowNames = sizes[0]!.rows.map((m) => m.name)
+  const cell = (m: Measured) => `${m.requestsPerSecond.toFixed(0)} / ${ms(m.p99Ms)}${invalidNote(m)}`
+  const shapes = sizes.find((s) => s.shapes.length > 0)?.shapes ?? []
+  const shapeMet = (m: Measured) => m.valid && m.requestsPerSecond >= GOALS.shapeRps && m.p99Ms <= GOALS.shapeP99Ms
+  const biggest = sizes[sizes.length - 1]!
+  const body = [
+    'The real server on PostgreSQL schemas holding 10,000, 100,000 and 1,000,000 synthetic listings, loaded straight into',
+    'the live listings read model by bench/listings-load.ts (no listing events, so `DEMO_SEED=off`), with an enterprise key',
+    'whose limit is never reached (`RATE_LIMIT_ENTERPRISE=1000000000`, counted), access log on (to a file), memory rate',
+    `limiter. Each cell is one \`wrk -t1 -c${connections} -d${seconds}s\` run (req/s / p99) after a warm-up. The listing query shapes are those of`,
+    `bench/listings.ts, each rotating through its variants over all eight countries, at ${SHAPE_CONNECTIONS} connections.`,
+    'RSS: the API process right after its first 200, and its peak (VmHWM) after all rows. Start-up: spawn to the first 200 of',
+    '`/api/v1/health`.',
+    '',
+    ...environment,
+    `- Command: \`npm run bench:http -- --duration ${seconds} --connections ${connections}${flags.only ? ` --only ${flags.only}` : ''}\``,
+    `- Raw Bun.serve, small JSON, same run: ${growthRaw ? `${growthRaw.requestsPerSecond.toFixed(0)} req/s, p99 ${ms(growthRaw.p99Ms)}` : '–'}`,
+    '',
+    `| listings | ${sizeHeader.join(' | ')} |`,
+    `|---|${sizes.map(() => '---:').join('|')}|`,
+    ...rowNames.map((name, i) => `| ${name} (req/s / p99) | ${sizes.map((s) => cell(s.rows[i]!)).join(' | ')} |`),
+    `| ratio of the filtered page to raw | ${sizes.map((s) => (growthRaw ? pct(s.rows[1]!.requestsPerSecond / growthRaw.requestsPerSecond) : '–')).join(' | ')} |`,
+    `| start-up to the first 200 | ${sizes.map((s) => `${(s.startupMs / 1000).toFixed(1)} s`).join(' | ')} |`,
+    `| RSS after start / peak | ${sizes.map((s) => `${mib(s.rssAfterStart)} / ${mib(s.peak)}`).join(' | ')} |`,
+    '',
+    `### Listing query shapes at ${biggest.listings.toLocaleString('en')} listings (\`wrk -t1 -c${SHAPE_CONNECTIONS} -d${seconds}s\`)`,
+    '',
+    '| query shape | variants | req/s | p50 | p99 | goal (≥ 13,390 req/s, p99 ≤ 50 ms) |',
+    '|---|---:|---:|---:|---:|---|',
+    ...shapes.map((m) => {
+      const shape = SHAPES.find((s) => s.name === m.name)!
+      return `| ${m.name}${invalidNote(m)} | ${shape.variants.length} | ${m.requestsPerSecond.toFixed(0)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${verdict(shapeMet(m))} |`
+    }),
+    '',
+    '**Goals**:',
+    '',
+    `- Filtered pages at ${biggest.listings.toLocaleString('en')} listings, ${SHAPE_CONNECTIONS} connections: ${shapes.filter(shapeMet).length} of ${shapes.length} shapes meet ≥ 13,390 req/s with p99 ≤ 50 ms (${verdict(shapes.length > 0 && shapes.every(shapeMet))}).`,
+    `- Start-up at ${biggest.listings.toLocaleString('en')} listings: ${(biggest.startupMs / 1000).toFixed(1)} s (goal ≤ 15 s: ${verdict(biggest.startupMs <= GOALS.startupMs)}).`,
+    '',
+    'wrk counts a request not answered within 2 s as a socket timeout; a row with any is marked (!!). PostgreSQL is not',
+    'pinned: it shares both cores with the API and wrk.',
+  ]
+  if (!flags['no-write']) writeResultsSection('How cost grows', body.join('\n'))
+}
+if (!flags['no-write'] && (stores.length > 0 || sizes.length > 0)) console.log('written to bench/results.md')
