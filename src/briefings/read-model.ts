@@ -8,6 +8,9 @@ import { toIso, toNumber } from '../db/port.ts'
 import type { EventStore } from '../eventstore/port.ts'
 import type { Confidence } from './analysis.ts'
 
+/** Cache hits remembered in memory; past this many the memory starts over. */
+const MAX_REMEMBERED = 10_000
+
 export const BRIEFING_PROJECTIONS: readonly Projection[] = [briefingCacheProjection, briefingUsageProjection]
 
 export type CachedBriefing = {
@@ -22,8 +25,7 @@ export type CachedBriefing = {
 }
 
 /** The cached briefing for `cacheKey` that is still fresh at `now`, if any. */
-async function findCachedBriefing(db: Db, cacheKey: string, now: Date): Promise<CachedBriefing | null> {
-  const { tables } = await liveTables(db).of(briefingCacheProjection)
+async function findCachedBriefing(db: Db, tables: { cache: string }, cacheKey: string, now: Date): Promise<CachedBriefing | null> {
   const [row] = await db.query(
     `select briefing_id, persona, verdict, confidence, headline, body_md, generated_at, expires_at
        from ${tables.cache} where cache_key = $1 and expires_at > $2`,
@@ -60,6 +62,8 @@ export class BriefingReadModel {
   private requested = 0
   private covered = 0
   private running: Promise<void> | null = null
+  /** Briefings found in the cache, by cache key and generation: one stays what it is until it expires. */
+  private readonly found = new Map<string, { generation: string; briefing: CachedBriefing }>()
 
   constructor(
     readonly db: Db,
@@ -72,8 +76,16 @@ export class BriefingReadModel {
     return this.runner.prepare()
   }
 
-  cached(cacheKey: string, now: Date) {
-    return findCachedBriefing(this.db, cacheKey, now)
+  async cached(cacheKey: string, now: Date): Promise<CachedBriefing | null> {
+    const generation = await liveTables(this.db).of(briefingCacheProjection)
+    const known = this.found.get(cacheKey)
+    if (known?.generation === generation.id && Date.parse(known.briefing.expires_at) > now.getTime()) return known.briefing
+    const briefing = await findCachedBriefing(this.db, generation.tables, cacheKey, now)
+    if (briefing) {
+      if (this.found.size >= MAX_REMEMBERED) this.found.clear()
+      this.found.set(cacheKey, { generation: generation.id, briefing })
+    }
+    return briefing
   }
 
   used(ownerId: string, month: string) {

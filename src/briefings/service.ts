@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { loadAggregate } from '../eventstore/command-handler.ts'
+import { GroupedAppends } from '../eventstore/grouped-appends.ts'
 import { type AppendResult, type EventStore, type StreamWrite, WrongExpectedRevision } from '../eventstore/port.ts'
 import type { Principal } from '../keys/authenticate.ts'
 import type { ApiTier } from '../owners/owner.ts'
@@ -102,6 +103,8 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
   const quotas = deps.quotas ?? DEFAULT_QUOTAS
   const leaseMs = deps.idempotencyLeaseMs ?? DEFAULT_LEASE_MS
   const ledger = new QuotaLedger(deps.store, quotas)
+  /** Cache hits are recorded with group commit: under load one append carries many. */
+  const hitRecords = new GroupedAppends(deps.store)
   /** Identical requests in flight in this process: followers wait, then find the leader's briefing cached. */
   const inFlight = new Map<string, Promise<unknown>>()
   /** Briefings being written in this process, per quota stream (see reserveSlot). */
@@ -175,7 +178,7 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
     }
     const served = { stream: cacheHitStream(caller.ownerId, month), events: [{ id: deps.random.uuid(), type: 'BriefingServedFromCache', data }], expected: 'any' as const }
     if (!idempotency) {
-      await deps.store.append(served.stream, served.events, served.expected)
+      await hitRecords.append(served.stream, served.events[0]!)
       return respond(hit, true, await usage(caller.ownerId, caller.tier, now))
     }
     const response = respond(hit, true, await usage(caller.ownerId, caller.tier, now))
@@ -243,6 +246,9 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
     // Existence first, so an unknown zone is a 404 even when the cache or the quota would answer.
     const zone = await deps.facts.zone(input.country, input.zone, now)
     if (!zone) throw notFound(`${input.zone} does not exist in ${input.country}`)
+    // A hit needs no coordination; only a miss is generated once per identical requests in flight.
+    const hit = await deps.readModel.cached(cacheKey, now)
+    if (hit) return serveFromCache(hit, cacheKey, caller, now, idempotency)
     for (;;) {
       const running = inFlight.get(cacheKey)
       if (!running) break
