@@ -19,7 +19,7 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, openKeyIndex, openStorage, projectionLagOf } from './system.ts'
+import { briefingServiceOn, openKeyIndex, openListingInventory, openStorage, projectionLagOf } from './system.ts'
 import { liveTables } from '../projections/live.ts'
 
 const log = jsonLogger
@@ -109,6 +109,9 @@ async function start() {
   await storage.runner.start(reportError)
   log.info('projections_ready', { seconds: (Date.now() - catchingUp) / 1000 })
   const keys = await openKeyIndex(storage, reportError)
+  const loadingInventory = Date.now()
+  const inventory = await openListingInventory(storage, reportError)
+  log.info('inventory_ready', { listings: inventory.size.listings, seconds: (Date.now() - loadingInventory) / 1000 })
   const limiter = config.redisUrl
     ? await openRedisRateLimiter({ url: config.redisUrl, log: (message) => log.info('redis', { message }) })
     : memoryRateLimiter()
@@ -120,6 +123,7 @@ async function start() {
     log,
     accessLog: config.accessLog,
     db: storage.db,
+    inventory,
     briefings: briefingServiceOn(storage, config, systemClock, cryptoRandom),
     projectionLag: projectionLagOf(storage),
   })
@@ -135,7 +139,7 @@ async function start() {
         fetch: operatorHandler((progress) => ({ ...storage, clock: systemClock, random: cryptoRandom, progress })),
       }))
   if (operator) chmodSync(socketPath, 0o600)
-  return { storage, keys, limiter, operator, socketPath }
+  return { storage, keys, inventory, limiter, operator, socketPath }
 }
 
 let running: Awaited<ReturnType<typeof start>>
@@ -166,6 +170,7 @@ async function shutdown(signal: string) {
     rmSync(running.socketPath, { force: true })
   }
   running.keys.stop()
+  running.inventory.stop()
   await running.limiter.close()
   await running.storage.close()
   unlock()

@@ -8,6 +8,7 @@ import { openEsdbEventStore } from './eventstore/esdb-event-store.ts'
 import type { EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
 import { KeyIndex } from './keys/key-index.ts'
+import { ListingInventory } from './listings/inventory-follower.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import { zoneFactsFromReadModels } from './briefings/facts.ts'
 import { writerFor } from './briefings/openai-writer.ts'
@@ -88,6 +89,11 @@ export async function openKeyIndex(storage: Storage, onError: (error: unknown) =
   liveTables(storage.db).onChange(() => void index.refresh().catch(onError))
   index.startPolling(250, onError)
   return index
+}
+
+/** GET /listings from memory, following this process's runner and every generation switch. */
+export function openListingInventory(storage: Storage, onError: (error: unknown) => void): Promise<ListingInventory> {
+  return ListingInventory.open(storage.db, storage.runner, { onError })
 }
 
 /**

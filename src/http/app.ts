@@ -3,6 +3,7 @@ import { briefingRoutes } from '../briefings/routes.ts'
 import type { BriefingService } from '../briefings/service.ts'
 import type { Db } from '../db/port.ts'
 import { healthRoutes, type ProjectionLagReader } from '../health/routes.ts'
+import type { ListingInventory } from '../listings/inventory-follower.ts'
 import { listingRoutes } from '../listings/routes.ts'
 import { zoneRoutes } from '../zones/routes.ts'
 import { docsRoutes } from '../docs/routes.ts'
@@ -23,8 +24,10 @@ export type ApiDeps = {
   log: Logger
   /** One log line per request (ACCESS_LOG); operator messages are logged regardless. */
   accessLog: boolean
-  /** Read models behind /zones, /zone/{slug} and /listings. */
+  /** Read models behind /zones and /zone/{slug}. */
   db: Db
+  /** The public listings behind /listings, in memory. */
+  inventory: ListingInventory
   briefings: BriefingService
   /** Read-model lag for admin keys' /health. */
   projectionLag?: ProjectionLagReader
@@ -54,7 +57,7 @@ const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
   healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, lag: deps.projectionLag }),
   zoneRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
-  listingRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
+  listingRoutes({ gate: guard, inventory: deps.inventory, clock: deps.clock }),
   briefingRoutes({ gate: guard, service: deps.briefings }),
 ]
 

@@ -59,6 +59,7 @@ for (const target of databaseTargets('HTTP auth')) {
         log: { info() {}, error() {} },
         accessLog: false,
         db: system.storage.db,
+        inventory: system.inventory,
         briefings: system.briefings,
       }
       const forgotten = new Elysia().get('/forgotten', () => ({ ok: true, secret: 'data' }))

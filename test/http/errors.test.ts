@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { buildApp } from '../../src/http/app.ts'
-import { openKeyIndex, storageOn, type Storage } from '../../src/system.ts'
+import { openKeyIndex, openListingInventory, storageOn, type Storage } from '../../src/system.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { runOperatorCommand } from '../../src/operator/commands.ts'
 import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
@@ -37,6 +37,7 @@ describe('a bug inside a handler', () => {
       log: { info: () => {}, error: (event, fields) => logged.push(JSON.stringify({ event, ...fields })) },
       accessLog: true,
       db: storage.db,
+      inventory: await openListingInventory(storage, () => {}),
       briefings: {
         brief: async () => {
           throw new Error('not used here')

@@ -152,6 +152,7 @@ for (const adapter of adapters) {
         log: { info: quiet, error: quiet },
         accessLog: true,
         db: system.storage.db,
+        inventory: system.inventory,
         briefings: system.briefings,
       })
       const get = (key: string) =>

@@ -6,13 +6,15 @@ import { type OperatorContext, runOperatorCommand } from '../../src/operator/com
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import type { RateLimiter, RateLimits } from '../../src/ratelimit/port.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
-import { type Storage, briefingServiceOn, openKeyIndex, projectionLagOf, storageOn } from '../../src/system.ts'
+import { type Storage, briefingServiceOn, openKeyIndex, openListingInventory, projectionLagOf, storageOn } from '../../src/system.ts'
+import type { ListingInventory } from '../../src/listings/inventory-follower.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
 
 export type TestSystem = {
   storage: Storage
   keys: KeyIndex
+  inventory: ListingInventory
   briefings: BriefingService
   app: ReturnType<typeof buildApp>
   logs: string[]
@@ -21,7 +23,7 @@ export type TestSystem = {
   run<T = Record<string, unknown>>(command: string, args: Record<string, unknown>): Promise<T>
   /** Registers an owner and issues it a key; returns the plaintext key. */
   ownerWithKey(id: string, tier: 'free' | 'pro' | 'enterprise' | 'admin', scopes?: string[]): Promise<{ key: string; keyId: string }>
-  /** Waits until the projections and the key index have caught up with the store. */
+  /** Waits until the projections, the key index and the listing inventory have caught up with the store. */
   settle(): Promise<void>
   request(path: string, init?: RequestInit & { key?: string }): Promise<Response>
   close(): Promise<void>
@@ -50,6 +52,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const onError = (error: unknown) => logs.push(`background error: ${String(error)}`)
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)
+  const inventory = await openListingInventory(storage, onError)
   const clock = options.clock ?? systemClock
   const briefings = briefingServiceOn(
     storage,
@@ -66,6 +69,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     log,
     accessLog: true,
     db,
+    inventory,
     briefings,
     projectionLag: projectionLagOf(storage),
   })
@@ -73,11 +77,13 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const settle = async () => {
     await storage.runner.catchUp()
     await keys.refresh()
+    await inventory.settled()
   }
   const run = async <T>(command: string, args: Record<string, unknown>) => (await runOperatorCommand(operator, command, args)) as T
   return {
     storage,
     keys,
+    inventory,
     briefings,
     app,
     logs,
@@ -103,6 +109,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     },
     async close() {
       keys.stop()
+      inventory.stop()
       await storage.close()
     },
   }

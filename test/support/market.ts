@@ -10,6 +10,7 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { errorPlugin, type Logger } from '../../src/http/errors.ts'
 import type { FeedLine, FeedRecord } from '../../src/listings/feed.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
+import { ListingInventory } from '../../src/listings/inventory-follower.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import type { Clock } from '../../src/shared/random.ts'
 import type { DatabaseTarget } from './databases.ts'
@@ -49,9 +50,19 @@ export const aRecord = (overrides: Partial<FeedRecord> = {}): FeedRecord =>
 
 export const ANCHOR = new Date('2026-05-01T00:00:00.000Z')
 
-export type Market = { db: Db; store: EventStore; runner: ProjectionRunner; records: FeedRecord[]; close(): Promise<void> }
+export type Market = {
+  db: Db
+  store: EventStore
+  runner: ProjectionRunner
+  /** GET /listings from memory, following `runner`. */
+  inventory: ListingInventory
+  records: FeedRecord[]
+  /** Projects what is pending and waits until the inventory holds it. */
+  settle(): Promise<void>
+  close(): Promise<void>
+}
 
-/** A database holding the demo market of `listings` listings, projected. */
+/** A database holding the demo market of `listings` listings, projected, with its listing inventory. */
 export async function openMarket(target: DatabaseTarget, listings: number, seed = 'test'): Promise<Market> {
   const db = await target.open()
   const store = await openSqlEventStore(db)
@@ -59,12 +70,19 @@ export async function openMarket(target: DatabaseTarget, listings: number, seed 
   const records = generateDemoFeed({ seed, listings, anchor: ANCHOR })
   await ingestRecords(store, records, DEFAULT_FX)
   await runner.catchUp()
+  const inventory = await ListingInventory.open(db, runner)
   return {
     db,
     store,
     runner,
+    inventory,
     records,
+    async settle() {
+      await runner.catchUp()
+      await inventory.settled()
+    },
     async close() {
+      inventory.stop()
       await runner.stop()
       await store.close()
       await db.close()
@@ -82,11 +100,14 @@ const dayAfterAnchor: Clock = () => new Date(ANCHOR.getTime() + 86_400_000)
  * and error mapping, called with an admin key) on the day after the market's history.
  * Authentication itself is tested in test/http and test/security. `get` checks that every answer is JSON.
  */
-export function mountedOn(market: Market, routes: (deps: { gate: Gate; db: Db; clock: Clock }) => AnyElysia): Get {
+export function mountedOn(
+  market: Market,
+  routes: (deps: { gate: Gate; db: Db; inventory: ListingInventory; clock: Clock }) => AnyElysia,
+): Get {
   const { gate, authorization } = adminGate()
   const app = new Elysia()
     .use(errorPlugin(silent))
-    .group('/api/v1', (api) => api.use(routes({ gate, db: market.db, clock: dayAfterAnchor })))
+    .group('/api/v1', (api) => api.use(routes({ gate, db: market.db, inventory: market.inventory, clock: dayAfterAnchor })))
   return async (path) => {
     const response = await app.handle(new Request(`http://localhost/api/v1${path}`, { headers: { authorization } }))
     expect(response.headers.get('content-type')).toMatch(/application\/json/)
