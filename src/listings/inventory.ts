@@ -18,8 +18,10 @@ export type ListingKey = {
 /** A page of ids in the search's order and the number of all matches. */
 export type InventoryPage = { total: number; ids: string[] }
 
-const bucketKey = (country: string, zone: number, operation: string, propertyType: string) =>
-  `${country}\u0000${zone}\u0000${operation}\u0000${propertyType}`
+/** Any zone, operation or property type: the part of a bucket's name that a search leaves open. */
+const ANY = '*'
+const bucketName = (country: string, zone: number | string, operation: string, propertyType: string) =>
+  `${country}|${zone}|${operation}|${propertyType}`
 
 /**
  * Listing ids compare as the databases order them: both use the C collation (byte order), which for
@@ -27,7 +29,7 @@ const bucketKey = (country: string, zone: number, operation: string, propertyTyp
  */
 const before = (a: string, b: string) => a < b
 
-/** The listings of one country, zone, operation and property type, in both orders the search needs. */
+/** The listings one search matches (a country and any of zone, operation, property type), in both orders the search needs. */
 class Bucket {
   /** Slots, newest first: listed_at desc, listing_id desc. */
   newest: Int32Array
@@ -35,13 +37,7 @@ class Bucket {
   byPrice: Int32Array
   size = 0
 
-  constructor(
-    readonly country: string,
-    readonly zone: number,
-    readonly operation: string,
-    readonly propertyType: string,
-    capacity = 4,
-  ) {
+  constructor(capacity = 4) {
     this.newest = new Int32Array(capacity)
     this.byPrice = new Int32Array(capacity)
   }
@@ -58,48 +54,57 @@ class Bucket {
   }
 }
 
-/** A cursor over part of one bucket's order, for the k-way merge. */
-type Run = { slots: Int32Array; at: number; end: number; step: 1 | -1 }
-
 /**
- * An in-memory index of the public listings: compact keys per listing (columns of typed arrays
- * addressed by slot), grouped in buckets per country, zone, operation and property type, each
- * bucket holding its slots in the newest and the price order. A search touches the matching buckets
- * only: exact totals from bucket sizes (binary search on price for a price range), the page by a
- * k-way merge of the buckets' orders. Pure and synchronous: an update applied between two awaits is
- * never seen half-done.
+ * An in-memory index of the public listings. Compact keys per listing (columns of typed arrays
+ * addressed by slot) and, for every search a country allows (zone, operation and property type each
+ * given or not: 8 per listing), a bucket of its listings in the newest and the price order. A search
+ * reads one bucket: the exact total is its size (a binary search on price for a price range) and the
+ * page a slice of its order, whatever the offset. Pure and synchronous: an update applied between
+ * two awaits is never seen half-done.
  */
 export class ListingIndex {
   private ids: string[] = []
   private micros = new Float64Array(1024)
   private cents = new Float64Array(1024)
-  private bucketOf: (Bucket | undefined)[] = []
+  /** Per slot, the buckets it belongs to (shared by every listing of the same country, zone, operation and type). */
+  private bucketsOf: (readonly Bucket[] | undefined)[] = []
   private readonly slotOf = new Map<string, number>()
   private readonly free: number[] = []
   private readonly buckets = new Map<string, Bucket>()
-  private readonly byCountry = new Map<string, Bucket[]>()
+  private readonly covering = new Map<string, readonly Bucket[]>()
 
-  /** An index of `keys` (one per listing), sorted in bulk. */
+  /** An index of `keys` (one per listing): sorted once in each order, then dealt out to the buckets. */
   static of(keys: Iterable<ListingKey>): ListingIndex {
     const index = new ListingIndex()
-    const members = new Map<Bucket, number[]>()
+    let previous: ListingKey | undefined
+    let buckets: readonly Bucket[] = []
     for (const key of keys) {
       if (index.slotOf.has(key.id)) throw new Error(`listing ${key.id} given twice`)
       const slot = index.store(key)
-      const bucket = index.bucketFor(key)
-      index.bucketOf[slot] = bucket
-      let list = members.get(bucket)
-      if (!list) members.set(bucket, (list = []))
-      list.push(slot)
+      if (!previous || !sameBuckets(previous, key)) buckets = index.bucketsFor(key)
+      previous = key
+      index.bucketsOf[slot] = buckets
+      for (const bucket of buckets) bucket.size += 1
     }
-    for (const [bucket, slots] of members) {
-      bucket.reserve(slots.length)
-      bucket.size = slots.length
-      bucket.newest.set(slots)
-      bucket.newest.subarray(0, slots.length).sort(index.newestOrder)
-      bucket.byPrice.set(slots)
-      bucket.byPrice.subarray(0, slots.length).sort(index.priceOrder)
+    for (const bucket of index.buckets.values()) {
+      bucket.reserve(bucket.size)
+      bucket.size = 0
     }
+    // Ties are broken by the id's rank: the default sort of strings is code-unit order, the same as `before`.
+    const rank = new Int32Array(index.ids.length)
+    index.ids
+      .slice()
+      .sort()
+      .forEach((id, position) => {
+        rank[index.slotOf.get(id)!] = position
+      })
+    const { micros, cents } = index
+    const all = Array.from({ length: index.ids.length }, (_, slot) => slot)
+    all.sort((a, b) => micros[b]! - micros[a]! || rank[b]! - rank[a]!)
+    for (const slot of all) for (const bucket of index.bucketsOf[slot]!) bucket.newest[bucket.size++] = slot
+    for (const bucket of index.buckets.values()) bucket.size = 0
+    all.sort((a, b) => cents[a]! - cents[b]! || rank[a]! - rank[b]!)
+    for (const slot of all) for (const bucket of index.bucketsOf[slot]!) bucket.byPrice[bucket.size++] = slot
     return index
   }
 
@@ -115,149 +120,90 @@ export class ListingIndex {
   put(key: ListingKey): void {
     this.remove(key.id)
     const slot = this.store(key)
-    const bucket = this.bucketFor(key)
-    this.bucketOf[slot] = bucket
-    bucket.reserve(bucket.size + 1)
-    insertSorted(bucket.newest, bucket.size, slot, this.newestOrder)
-    insertSorted(bucket.byPrice, bucket.size, slot, this.priceOrder)
-    bucket.size += 1
+    const buckets = this.bucketsFor(key)
+    this.bucketsOf[slot] = buckets
+    for (const bucket of buckets) {
+      bucket.reserve(bucket.size + 1)
+      insertSorted(bucket.newest, bucket.size, slot, this.newestOrder)
+      insertSorted(bucket.byPrice, bucket.size, slot, this.priceOrder)
+      bucket.size += 1
+    }
   }
 
   /** Takes the listing out (no-op when absent). */
   remove(id: string): void {
     const slot = this.slotOf.get(id)
     if (slot === undefined) return
-    const bucket = this.bucketOf[slot]!
-    removeSorted(bucket.newest, bucket.size, slot, this.newestOrder)
-    removeSorted(bucket.byPrice, bucket.size, slot, this.priceOrder)
-    bucket.size -= 1
+    for (const bucket of this.bucketsOf[slot]!) {
+      removeSorted(bucket.newest, bucket.size, slot, this.newestOrder)
+      removeSorted(bucket.byPrice, bucket.size, slot, this.priceOrder)
+      bucket.size -= 1
+    }
     this.slotOf.delete(id)
-    this.bucketOf[slot] = undefined
+    this.bucketsOf[slot] = undefined
     this.ids[slot] = ''
     this.free.push(slot)
   }
 
   /** The ids of the page `search` asks for, in its order, and the number of all matches. */
   search(search: Pick<ListingSearch, 'country' | 'zone' | 'operation' | 'property_type' | 'price_min' | 'price_max' | 'sort' | 'limit' | 'offset'>): InventoryPage {
-    const buckets = (this.byCountry.get(search.country) ?? []).filter(
-      (b) =>
-        b.size > 0 &&
-        (search.zone === null || b.zone === search.zone) &&
-        (search.operation === null || b.operation === search.operation) &&
-        (search.property_type === null || b.propertyType === search.property_type),
+    const bucket = this.buckets.get(
+      bucketName(search.country, search.zone ?? ANY, search.operation ?? ANY, search.property_type ?? ANY),
     )
+    if (!bucket) return { total: 0, ids: [] }
+    const priced = search.price_min !== null || search.price_max !== null
     const low = search.price_min === null ? -Infinity : lowestCentsAtLeast(search.price_min)
     const high = search.price_max === null ? Infinity : highestCentsAtMost(search.price_max)
-    const priced = search.price_min !== null || search.price_max !== null
-    // Per bucket, the part of its price order within the range: [from, to).
-    const ranges = buckets.map((b) => ({
-      bucket: b,
-      from: priced ? this.firstPriceAtLeast(b, low) : 0,
-      to: priced ? this.firstPriceAtLeast(b, high + 1) : b.size,
-    }))
-    let total = 0
-    for (const r of ranges) total += r.to - r.from
-    const wanted = Math.min(total, search.offset + search.limit)
-    if (search.offset >= wanted) return { total, ids: [] }
-
-    let slots: number[]
+    // The part of the price order within the range: [from, to).
+    const from = priced ? this.firstPriceAtLeast(bucket, low) : 0
+    const to = priced ? this.firstPriceAtLeast(bucket, high + 1) : bucket.size
+    const total = Math.max(0, to - from)
+    const end = Math.min(total, search.offset + search.limit)
+    const slots: number[] = []
     if (search.sort === 'price_asc') {
-      slots = this.merge(
-        ranges.map((r) => ({ slots: r.bucket.byPrice, at: r.from, end: r.to, step: 1 })),
-        this.priceAscFirst,
-        wanted,
-      )
+      for (let i = from + search.offset; i < from + end; i++) slots.push(bucket.byPrice[i]!)
     } else if (search.sort === 'price_desc') {
-      slots = this.merge(
-        ranges.map((r) => ({ slots: r.bucket.byPrice, at: r.to - 1, end: r.from - 1, step: -1 })),
-        this.priceDescFirst,
-        wanted,
-      )
+      for (let i = to - 1 - search.offset; i >= to - end; i--) slots.push(bucket.byPrice[i]!)
     } else if (!priced) {
-      slots = this.merge(
-        ranges.map((r) => ({ slots: r.bucket.newest, at: 0, end: r.bucket.size, step: 1 })),
-        this.newestFirst,
-        wanted,
-      )
+      for (let i = search.offset; i < end; i++) slots.push(bucket.newest[i]!)
     } else {
-      slots = this.newestInPriceRange(ranges, total, wanted, low, high)
+      slots.push(...this.newestInPriceRange(bucket, from, to, search.offset, end, low, high))
     }
-    return { total, ids: slots.slice(search.offset).map((slot) => this.ids[slot]!) }
+    return { total, ids: slots.map((slot) => this.ids[slot]!) }
   }
 
   // ---- internals --------------------------------------------------------------------------------
 
-  private readonly newestFirst = (a: number, b: number) =>
-    this.micros[a]! > this.micros[b]! || (this.micros[a] === this.micros[b] && before(this.ids[b]!, this.ids[a]!))
-  private readonly priceAscFirst = (a: number, b: number) =>
-    this.cents[a]! < this.cents[b]! || (this.cents[a] === this.cents[b] && before(this.ids[a]!, this.ids[b]!))
-  private readonly priceDescFirst = (a: number, b: number) => this.priceAscFirst(b, a)
-  private readonly newestOrder = (a: number, b: number) => (this.newestFirst(a, b) ? -1 : this.newestFirst(b, a) ? 1 : 0)
-  private readonly priceOrder = (a: number, b: number) => (this.priceAscFirst(a, b) ? -1 : this.priceAscFirst(b, a) ? 1 : 0)
-
-  /**
-   * Newest first among the listings of a price range. Either walk the buckets' newest orders
-   * skipping listings outside the range (about wanted × size / total steps), or collect the range's
-   * listings from the price orders and sort them (total steps): whichever is cheaper.
-   */
-  private newestInPriceRange(
-    ranges: readonly { bucket: Bucket; from: number; to: number }[],
-    total: number,
-    wanted: number,
-    low: number,
-    high: number,
-  ): number[] {
-    let size = 0
-    for (const r of ranges) size += r.bucket.size
-    if (total * Math.log2(total + 2) <= (wanted * size) / total) {
-      const all: number[] = []
-      for (const r of ranges) for (let i = r.from; i < r.to; i++) all.push(r.bucket.byPrice[i]!)
-      return all.sort(this.newestOrder).slice(0, wanted)
-    }
-    const inRange = (slot: number) => this.cents[slot]! >= low && this.cents[slot]! <= high
-    return this.merge(
-      ranges.filter((r) => r.to > r.from).map((r) => ({ slots: r.bucket.newest, at: 0, end: r.bucket.size, step: 1 })),
-      this.newestFirst,
-      wanted,
-      inRange,
-    )
+  /** Negative when slot `a` comes first: listed_at desc, listing_id desc. */
+  private readonly newestOrder = (a: number, b: number) => this.micros[b]! - this.micros[a]! || this.idOrder(b, a)
+  /** Negative when slot `a` comes first: price asc, listing_id asc. */
+  private readonly priceOrder = (a: number, b: number) => this.cents[a]! - this.cents[b]! || this.idOrder(a, b)
+  private idOrder(a: number, b: number): number {
+    const x = this.ids[a]!
+    const y = this.ids[b]!
+    return before(x, y) ? -1 : before(y, x) ? 1 : 0
   }
 
-  /** The first `wanted` slots of the runs merged in the order `first` (and passing `keep`). */
-  private merge(runs: Run[], first: (a: number, b: number) => boolean, wanted: number, keep?: (slot: number) => boolean): number[] {
-    const heap = runs.filter((r) => r.at !== r.end)
+  /**
+   * Positions [offset, end) of the newest order among the listings priced within [low, high], which
+   * are [from, to) of the price order. Either walk the newest order skipping listings outside the
+   * range (about end × size / total steps), or sort the range's listings (total × log total):
+   * whichever is cheaper.
+   */
+  private newestInPriceRange(bucket: Bucket, from: number, to: number, offset: number, end: number, low: number, high: number): number[] {
+    const total = to - from
+    if (offset >= end) return []
+    if (total * Math.log2(total + 2) <= (end * bucket.size) / total) {
+      return Array.from(bucket.byPrice.subarray(from, to)).sort(this.newestOrder).slice(offset, end)
+    }
     const out: number[] = []
-    if (heap.length === 1 && !keep) {
-      const [run] = heap
-      for (let i = run!.at; i !== run!.end && out.length < wanted; i += run!.step) out.push(run!.slots[i]!)
-      return out
-    }
-    const head = (r: Run) => r.slots[r.at]!
-    const earlier = (i: number, j: number) => first(head(heap[i]!), head(heap[j]!))
-    const down = (from: number) => {
-      let i = from
-      for (;;) {
-        const l = 2 * i + 1
-        const r = l + 1
-        let top = i
-        if (l < heap.length && earlier(l, top)) top = l
-        if (r < heap.length && earlier(r, top)) top = r
-        if (top === i) return
-        ;[heap[i], heap[top]] = [heap[top]!, heap[i]!]
-        i = top
-      }
-    }
-    for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i)
-    while (heap.length > 0 && out.length < wanted) {
-      const run = heap[0]!
-      const slot = head(run)
-      if (!keep || keep(slot)) out.push(slot)
-      run.at += run.step
-      if (run.at === run.end) {
-        heap[0] = heap[heap.length - 1]!
-        heap.pop()
-      }
-      down(0)
+    let seen = 0
+    for (let i = 0; i < bucket.size && seen < end; i++) {
+      const slot = bucket.newest[i]!
+      const price = this.cents[slot]!
+      if (price < low || price > high) continue
+      if (seen >= offset) out.push(slot)
+      seen += 1
     }
     return out
   }
@@ -291,19 +237,30 @@ export class ListingIndex {
     return slot
   }
 
-  private bucketFor(key: ListingKey): Bucket {
-    const name = bucketKey(key.country, key.zone, key.operation, key.propertyType)
-    let bucket = this.buckets.get(name)
-    if (!bucket) {
-      bucket = new Bucket(key.country, key.zone, key.operation, key.propertyType)
-      this.buckets.set(name, bucket)
-      const list = this.byCountry.get(key.country) ?? []
-      list.push(bucket)
-      this.byCountry.set(key.country, list)
+  /** The 8 buckets of a listing: its country with its zone or any, its operation or any, its type or any. */
+  private bucketsFor(key: ListingKey): readonly Bucket[] {
+    const name = bucketName(key.country, key.zone, key.operation, key.propertyType)
+    let found = this.covering.get(name)
+    if (!found) {
+      const buckets: Bucket[] = []
+      for (const zone of [key.zone, ANY]) {
+        for (const operation of [key.operation, ANY]) {
+          for (const propertyType of [key.propertyType, ANY]) {
+            const covered = bucketName(key.country, zone, operation, propertyType)
+            let bucket = this.buckets.get(covered)
+            if (!bucket) this.buckets.set(covered, (bucket = new Bucket()))
+            buckets.push(bucket)
+          }
+        }
+      }
+      this.covering.set(name, (found = buckets))
     }
-    return bucket
+    return found
   }
 }
+
+const sameBuckets = (a: ListingKey, b: ListingKey) =>
+  a.country === b.country && a.zone === b.zone && a.operation === b.operation && a.propertyType === b.propertyType
 
 /** Position where `slot` belongs in the sorted `slots[0, size)`. */
 function positionOf(slots: Int32Array, size: number, slot: number, order: (a: number, b: number) => number): number {
