@@ -8,8 +8,9 @@
  * Uses the schema bench/listings-load.ts fills. Prints its results; the HTTP side is bench/listings.ts.
  */
 import { openPostgres } from '../src/db/postgres.ts'
-import { ListingInventory } from '../src/listings/inventory-follower.ts'
-import { parseListingSearch } from '../src/listings/search.ts'
+import { ListingInventory, RECORD_CAPACITY } from '../src/listings/inventory-follower.ts'
+import { MAX_LIMIT, MAX_OFFSET, parseListingSearch } from '../src/listings/search.ts'
+import { COUNTRIES } from '../src/market/vocabulary.ts'
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) throw new Error('DATABASE_URL is not set')
@@ -49,6 +50,28 @@ for (const raw of shapes) {
   const micros = ((performance.now() - from) / rounds) * 1000
   console.log(JSON.stringify({ search: new URLSearchParams(raw).toString(), total, us_per_search: Number(micros.toFixed(1)) }))
 }
-console.log(JSON.stringify({ event: 'done', ...inventory.size, rss_mb: megabytes(process.memoryUsage().rss) }))
+console.log(JSON.stringify({ event: 'shapes done', ...inventory.size, rss_mb: megabytes(process.memoryUsage().rss) }))
+
+// The record cache filled to its capacity: pages of 200 over every country and order, each a miss at first.
+const filling = performance.now()
+let misses = 0
+for (const country of COUNTRIES) {
+  for (const sort of ['newest', 'price_asc', 'price_desc']) {
+    for (let offset = 0; offset <= MAX_OFFSET && inventory.size.records < RECORD_CAPACITY; offset += MAX_LIMIT) {
+      await inventory.search(parseListingSearch({ country, sort, offset: String(offset), limit: String(MAX_LIMIT) }), now)
+      misses += 1
+    }
+  }
+}
+Bun.gc(true)
+console.log(
+  JSON.stringify({
+    event: 'records cached',
+    pages: misses,
+    ms_per_page_with_fetch: Number(((performance.now() - filling) / misses).toFixed(2)),
+    ...inventory.size,
+    rss_mb: megabytes(process.memoryUsage().rss),
+  }),
+)
 inventory.stop()
 await db.close()

@@ -13,7 +13,7 @@ import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFS
  * Full records kept in memory. The whole public inventory is loaded at start when it fits; beyond,
  * the most recently served ones are kept and a page's missing records come in one query by id.
  */
-export const RECORD_CAPACITY = 100_000
+export const RECORD_CAPACITY = 50_000
 /** Pause before loading a generation again after its load failed. */
 const RETRY_MS = 1000
 
