@@ -347,31 +347,35 @@ export class ListingInventory {
     this.changes += 1
   }
 
-  /** The records of `ids`, in order: from memory, the missing ones in one query by primary key. */
+  /**
+   * The records of `ids`, in order: from memory, the missing ones in one query by primary key. What
+   * memory holds is taken before the query: other requests may evict it meanwhile.
+   */
   private async recordsOf(ids: readonly string[]): Promise<CachedListing[]> {
-    const missing = ids.filter((id) => !this.records.has(id))
-    let fetched = new Map<string, CachedListing>()
-    if (missing.length > 0) {
-      const changes = this.changes
-      const rows = await this.db.query<RecordRow>(
-        `select ${RECORD_COLUMNS} from ${this.generation.listings} where listing_id = any($1::text[])`,
-        [missing],
-      )
-      fetched = new Map(rows.map((row) => [row.listing_id, cachedOf(row)]))
-      // Rows read while the index changed may be older than what it holds: served, not kept.
-      if (changes === this.changes) {
-        for (const [id, cached] of fetched) this.records.set(id, cached)
-        this.evict()
-      }
-    }
-    return ids.map((id) => {
-      const cached = fetched.get(id) ?? this.records.get(id)
-      if (!cached) throw new Error(`listing ${id} is in the inventory but not in ${this.generation.listings}`)
-      if (!fetched.has(id) && this.records.size >= this.capacity) {
+    const touch = this.records.size >= this.capacity
+    const found = ids.map((id) => {
+      const cached = this.records.get(id)
+      if (cached && touch) {
         // Least recently served goes first: a hit moves to the end.
         this.records.delete(id)
         this.records.set(id, cached)
       }
+      return cached
+    })
+    const missing = ids.filter((_, i) => found[i] === undefined)
+    if (missing.length === 0) return found as CachedListing[]
+    const changes = this.changes
+    const table = this.generation.listings
+    const rows = await this.db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${table} where listing_id = any($1::text[])`, [missing])
+    const fetched = new Map(rows.map((row) => [row.listing_id, cachedOf(row)]))
+    // Rows read while the index changed may be older than what it holds: served, not kept.
+    if (changes === this.changes) {
+      for (const [id, cached] of fetched) this.records.set(id, cached)
+      this.evict()
+    }
+    return ids.map((id, i) => {
+      const cached = found[i] ?? fetched.get(id)
+      if (!cached) throw new Error(`listing ${id} is in the inventory but not in ${table}`)
       return cached
     })
   }

@@ -136,6 +136,25 @@ for (const target of databaseTargets('listing inventory')) {
       await expectSameAsSql(market.inventory, market.db)
     })
 
+    it('answers concurrent pages as SQL does when only a few records fit in memory', async () => {
+      const small = await ListingInventory.open(market.db, market.runner, { recordCapacity: 7 })
+      try {
+        // Overlapping pages, in waves: a page partly in memory waits for the rest while others evict it.
+        const searches = ['GT', 'CR'].flatMap((country) =>
+          ['newest', 'price_asc'].flatMap((sort) => [0, 2, 4, 6, 8].map((offset) => ({ country, sort, offset: String(offset), limit: '6' }))),
+        )
+        for (let wave = 0; wave < 3; wave++) {
+          const served = await Promise.all(searches.map((raw) => small.search(parseListingSearch(raw), NOW)))
+          for (const [i, raw] of searches.entries()) {
+            expect(JSON.stringify(served[i]), JSON.stringify(raw)).toBe(JSON.stringify(await sqlListingSearch(market.db, parseListingSearch(raw), NOW)))
+          }
+        }
+        expect(small.size.records).toBeLessThanOrEqual(7)
+      } finally {
+        small.stop()
+      }
+    })
+
     it('includes a listing priced exactly at a decimal bound that floating point would miss (0.07 × 100 ≠ 7)', async () => {
       const listing = market.records.find((r) => r.source === 'broker' && r.status === 'active' && r.verified_at !== null && r.country === 'GT')!
       await ingestRecords(market.store, [next(listing, { source_id: 'seven-cents', price: 0.07, currency: 'USD' })], DEFAULT_FX)
