@@ -115,8 +115,42 @@ describe('the listing index', () => {
     expect(index.search(aSearch({ zone: 10, operation: 'Venta', property_type: 'Apartamento' }))).toEqual({ total: 1, ids: ['lst_2'] })
   })
 
+  it('given thousands of listings put, removed and put again one by one, then it answers as one built at once', () => {
+    const hex = (n: number) => n.toString(16).padStart(24, '0')
+    // Ids sharing their first half too, so that the id table's probing and growth are exercised.
+    const keyOf = (n: number) =>
+      aKey({ id: `lst_${n % 3 === 0 ? `abcdef000000${hex(n).slice(12)}` : hex(n * 7_919)}`, zone: 1 + (n % 5), priceCents: n % 97, listedMicros: n % 13 })
+    const index = new ListingIndex()
+    const final = new Map<string, ListingKey>()
+    for (let n = 0; n < 6000; n++) {
+      index.put(keyOf(n))
+      final.set(keyOf(n).id, keyOf(n))
+    }
+    for (let n = 0; n < 6000; n += 2) {
+      index.remove(keyOf(n).id)
+      final.delete(keyOf(n).id)
+    }
+    for (let n = 0; n < 6000; n += 4) {
+      const moved = { ...keyOf(n), zone: 9, priceCents: 5 }
+      index.put(moved)
+      final.set(moved.id, moved)
+    }
+    const built = ListingIndex.of(final.values())
+    expect(index.size).toBe(final.size)
+    for (const id of final.keys()) expect(index.has(id)).toBe(true)
+    for (const search of [aSearch({ limit: 200, offset: 1000 }), aSearch({ zone: 9, sort: 'price_desc', limit: 200 }), aSearch({ sort: 'price_asc', price_max: 0.3, limit: 200 })]) {
+      expect(index.search(search)).toEqual(built.search(search))
+      expect(index.search(search)).toEqual(bruteForce([...final.values()], search))
+    }
+  })
+
   const key = fc.record({
-    id: fc.stringMatching(/^lst_[0-9a-fA-F_]{1,3}$/),
+    // Real ids (lst_ + 24 hex, kept packed) that share their first half or sit at its limits, and other strings.
+    id: fc.oneof(
+      fc.stringMatching(/^lst_[0-9a-fA-F_]{1,3}$/),
+      fc.tuple(fc.constantFrom('000000000000', 'ffffffffffff', '8a3c00000001'), fc.stringMatching(/^[0-9a-f]{12}$/)).map(([a, b]) => `lst_${a}${b}`),
+      fc.stringMatching(/^lst_[0-9a-f]{24}$/),
+    ),
     country: fc.constantFrom('GT', 'CR'),
     zone: fc.integer({ min: 1, max: 3 }),
     operation: fc.constantFrom('Venta', 'Renta'),
@@ -160,7 +194,7 @@ describe('the listing index', () => {
           expect(rebuilt.search(s)).toEqual(expected)
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 500 },
     )
   })
 })
