@@ -100,7 +100,7 @@ class IdTable {
 
   idAt(slot: number): string {
     if (this.kind[slot] === OTHER) return this.others.get(slot)!
-    return `lst_${this.high[slot]!.toString(16).padStart(12, '0')}${this.low[slot]!.toString(16).padStart(12, '0')}`
+    return `lst_${hex48(this.high[slot]!)}${hex48(this.low[slot]!)}`
   }
 
   /** Negative when slot `a`'s id comes first in the databases' order (C collation: byte order). */
@@ -151,6 +151,11 @@ class IdTable {
     }
   }
 }
+
+const HEX_BYTE = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
+const hex24 = (n: number) => HEX_BYTE[n >>> 16]! + HEX_BYTE[(n >>> 8) & 255]! + HEX_BYTE[n & 255]!
+/** 12 hex digits of a 48-bit number (Number#toString(16) is several times slower). */
+const hex48 = (n: number) => hex24(Math.floor(n / 16_777_216)) + hex24(n % 16_777_216)
 
 /** FNV-1a of a string's code units. */
 function hashOfText(text: string): number {
