@@ -2,7 +2,7 @@
  * Listing search at size: with N listings (default 1,000,000) in PostgreSQL, how long a filtered
  * GET /api/v1/listings page takes on the real server, and whether the API process's resident
  * memory depends on the number of listings. In the same run: a raw `Bun.serve` (HTTP floor), a
- * raw `Bun.serve` running the same search code (database floor) and the real server on an empty
+ * raw `Bun.serve` running the same search code (the in-memory inventory: the search floor) and the real server on an empty
  * schema (memory baseline).
  *
  *   npx bun bench/listings.ts [--listings 1000000] [--schema bench_listings_1m] [--requests 500]
@@ -308,7 +308,7 @@ const body = [
   `${listingCount.toLocaleString('en')} listings in PostgreSQL; sequential filtered \`GET /api/v1/listings\` pages (default limit 20) on the`,
   'real server (`bun src/main.ts`, enterprise key, `RATE_LIMIT_ENTERPRISE=1000000000` so the limiter counts every request and',
   'never refuses, `ACCESS_LOG=off`, `DEMO_SEED=off`), next to a raw `Bun.serve` running the same search code without Elysia, auth,',
-  'limiter or response validation (the database floor), a raw `Bun.serve` returning a small JSON (the HTTP floor), and the real',
+  'limiter or response validation (the search floor: the same in-memory inventory), a raw `Bun.serve` returning a small JSON (the HTTP floor), and the real',
   'server on an empty schema (the memory baseline), in the same run. Every server is its own process; requests come from the',
   'benchmark process over loopback (sequential: one at a time, targets interleaved request by request) and from `wrk` (throughput).',
   '',

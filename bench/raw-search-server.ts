@@ -1,14 +1,17 @@
 /**
  * A baseline for bench/listings.ts: a bare `Bun.serve` running the same listing search (same
- * parsing, same SQL, same PostgreSQL pool size) with no framework, no authentication, no rate
- * limiter and no response validation. Its gap to the real server is what those cost per request.
+ * parsing, same in-memory inventory loaded from the same PostgreSQL) with no framework, no
+ * authentication, no rate limiter and no response validation. Its gap to the real server is what those cost per request.
  */
 import { openPostgres } from '../src/db/postgres.ts'
-import { parseListingSearch, searchListings } from '../src/listings/search.ts'
+import { ListingInventory } from '../src/listings/inventory-follower.ts'
+import { parseListingSearch } from '../src/listings/search.ts'
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) throw new Error('DATABASE_URL is not set')
 const db = await openPostgres(databaseUrl)
+// Nothing is ingested during a benchmark: the inventory needs no runner to follow.
+const inventory = await ListingInventory.open(db, { onLiveAdvanced: () => () => {} })
 
 const server = Bun.serve({
   hostname: '127.0.0.1',
@@ -16,7 +19,7 @@ const server = Bun.serve({
   async fetch(request) {
     const query = Object.fromEntries(new URL(request.url).searchParams)
     try {
-      return Response.json(await searchListings(db, parseListingSearch(query), new Date()))
+      return Response.json(await inventory.search(parseListingSearch(query), new Date()))
     } catch (error) {
       return Response.json({ ok: false, message: String(error) }, { status: 400 })
     }

@@ -19,7 +19,7 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, openKeyIndex, openReadyZones, openStorage, projectionLagOf } from './system.ts'
+import { briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, openStorage, projectionLagOf } from './system.ts'
 import { liveTables } from '../projections/live.ts'
 
 /** How long a log line may wait in memory before it is written (lines are written in batches). */
@@ -118,6 +118,9 @@ async function start() {
   const preparing = Date.now()
   const zones = openReadyZones(storage, reportError)
   void zones.settled().then(() => log.info('zones_ready', { seconds: (Date.now() - preparing) / 1000 }))
+  const loadingInventory = Date.now()
+  const inventory = await openListingInventory(storage, reportError)
+  log.info('inventory_ready', { listings: inventory.size.listings, seconds: (Date.now() - loadingInventory) / 1000 })
   const limiter = config.redisUrl
     ? await openRedisRateLimiter({ url: config.redisUrl, log: (message) => log.info('redis', { message }) })
     : memoryRateLimiter()
@@ -128,8 +131,8 @@ async function start() {
     clock: systemClock,
     log,
     accessLog: config.accessLog,
-    db: storage.db,
     zones,
+    inventory,
     briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom),
     projectionLag: projectionLagOf(storage),
   })
@@ -145,7 +148,7 @@ async function start() {
         fetch: operatorHandler((progress) => ({ ...storage, clock: systemClock, random: cryptoRandom, progress })),
       }))
   if (operator) chmodSync(socketPath, 0o600)
-  return { storage, keys, limiter, operator, socketPath }
+  return { storage, keys, inventory, limiter, operator, socketPath }
 }
 
 let running: Awaited<ReturnType<typeof start>>
@@ -176,6 +179,7 @@ async function shutdown(signal: string) {
     rmSync(running.socketPath, { force: true })
   }
   running.keys.stop()
+  running.inventory.stop()
   await running.limiter.close()
   await running.storage.close()
   unlock()

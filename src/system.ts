@@ -8,6 +8,7 @@ import { openEsdbEventStore } from './eventstore/esdb-event-store.ts'
 import type { EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
 import { KeyIndex } from './keys/key-index.ts'
+import { ListingInventory } from './listings/inventory-follower.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import { zoneFactsFrom } from './briefings/facts.ts'
 import { writerFor } from './briefings/openai-writer.ts'
@@ -94,6 +95,11 @@ export async function openKeyIndex(storage: Storage, onError: (error: unknown) =
 /** The answers of /zones and /zone/{slug}, prepared from the listings read model and kept current. */
 export const openReadyZones = (storage: Storage, onError: (error: unknown) => void): ReadyZones =>
   ReadyZones.follow(storage.db, storage.runner, onError)
+
+/** GET /listings from memory, following this process's runner and every generation switch. */
+export function openListingInventory(storage: Storage, onError: (error: unknown) => void): Promise<ListingInventory> {
+  return ListingInventory.open(storage.db, storage.runner, { onError })
+}
 
 /**
  * The lag of the live generations and of builds in progress, for admin keys' /health: read at most

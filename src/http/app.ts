@@ -1,8 +1,8 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import { briefingRoutes } from '../briefings/routes.ts'
 import type { BriefingService } from '../briefings/service.ts'
-import type { Db } from '../db/port.ts'
 import { healthRoutes, type ProjectionLagReader } from '../health/routes.ts'
+import type { ListingInventory } from '../listings/inventory-follower.ts'
 import { listingRoutes } from '../listings/routes.ts'
 import { zoneRoutes } from '../zones/routes.ts'
 import type { ReadyZones } from '../zones/ready.ts'
@@ -24,10 +24,10 @@ export type ApiDeps = {
   log: Logger
   /** One log line per request (ACCESS_LOG); operator messages are logged regardless. */
   accessLog: boolean
-  /** Read models behind /listings. */
-  db: Db
   /** The prepared answers of /zones and /zone/{slug}. */
   zones: ReadyZones
+  /** The public listings behind /listings, in memory. */
+  inventory: ListingInventory
   briefings: BriefingService
   /** Read-model lag for admin keys' /health. */
   projectionLag?: ProjectionLagReader
@@ -69,7 +69,7 @@ function accessLog(deps: Pick<ApiDeps, 'accessLog' | 'log'>) {
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
   healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, lag: deps.projectionLag }),
   zoneRoutes({ gate: guard, zones: deps.zones, clock: deps.clock }),
-  listingRoutes({ gate: guard, db: deps.db, clock: deps.clock }),
+  listingRoutes({ gate: guard, inventory: deps.inventory, clock: deps.clock }),
   briefingRoutes({ gate: guard, service: deps.briefings }),
 ]
 

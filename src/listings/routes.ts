@@ -1,15 +1,15 @@
 import { Elysia } from 'elysia'
-import type { Db } from '../db/port.ts'
 import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
 import type { Clock } from '../shared/random.ts'
-import { ListingSearchParameters, ListingsResponse, parseListingSearch, searchListings } from './search.ts'
+import type { ListingInventory } from './inventory-follower.ts'
+import { ListingSearchParameters, ListingsResponse, parseListingSearch } from './search.ts'
 
 /** GET /listings, relative to the API prefix. */
-export function listingRoutes(deps: { gate: Gate; db: Db; clock: Clock }) {
+export function listingRoutes(deps: { gate: Gate; inventory: ListingInventory; clock: Clock }) {
   return new Elysia({ name: 'listings' }).use(deps.gate).get(
     '/listings',
-    ({ query }) => searchListings(deps.db, parseListingSearch(query), deps.clock()),
+    ({ query }) => deps.inventory.search(parseListingSearch(query), deps.clock()),
     {
       scope: 'read',
       detail: operation({

@@ -58,8 +58,8 @@ for (const target of databaseTargets('HTTP auth')) {
         clock: systemClock,
         log: { info() {}, error() {} },
         accessLog: false,
-        db: system.storage.db,
         zones: system.zones,
+        inventory: system.inventory,
         briefings: system.briefings,
       }
       const forgotten = new Elysia().get('/forgotten', () => ({ ok: true, secret: 'data' }))

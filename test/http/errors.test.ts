@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { buildApp } from '../../src/http/app.ts'
-import { openKeyIndex, openReadyZones, storageOn, type Storage } from '../../src/system.ts'
+import { openKeyIndex, openListingInventory, openReadyZones, storageOn, type Storage } from '../../src/system.ts'
 import type { ReadyZones } from '../../src/zones/ready.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { runOperatorCommand } from '../../src/operator/commands.ts'
@@ -40,8 +40,8 @@ describe('a bug inside a handler', () => {
       clock: systemClock,
       log: { info: () => {}, error: (event, fields) => logged.push(JSON.stringify({ event, ...fields })) },
       accessLog: true,
-      db: storage.db,
       zones,
+      inventory: await openListingInventory(storage, () => {}),
       briefings: {
         brief: async () => {
           throw new Error('not used here')

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FeedRecord } from '../../src/listings/feed.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { listingId } from '../../src/listings/listing.ts'
-import { type ListingRecord, type ListingSearch, parseListingSearch, searchListings } from '../../src/listings/search.ts'
+import { type ListingRecord, type ListingSearch, parseListingSearch } from '../../src/listings/search.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import { COUNTRIES } from '../../src/market/vocabulary.ts'
 import { AppError } from '../../src/shared/errors.ts'
@@ -111,7 +111,7 @@ for (const target of databaseTargets('listing search')) {
     beforeAll(async () => {
       market = await openMarket(target, 300, 'search')
       await ingestRecords(market.store, [...hidden, ...twins], DEFAULT_FX)
-      await market.runner.catchUp()
+      await market.settle()
       records = [...market.records, ...hidden, ...twins]
     })
     afterAll(async () => market?.close())
@@ -141,7 +141,7 @@ for (const target of databaseTargets('listing search')) {
       let offset: number | null = 0
       let total = -1
       while (offset !== null) {
-        const page = await searchListings(market.db, { ...search, offset }, NOW)
+        const page = await market.inventory.search({ ...search, offset }, NOW)
         expect(page.count).toBe(page.listings.length)
         expect(page.offset).toBe(offset)
         total = page.total
@@ -199,7 +199,7 @@ for (const target of databaseTargets('listing search')) {
 
     it('serves the documented listing record', async () => {
       const search = { zone: 'Zona 1', limit: '1', sort: 'price_desc', price_max: '200000', price_min: '200000' }
-      const page = await searchListings(market.db, parseListingSearch(search), NOW)
+      const page = await market.inventory.search(parseListingSearch(search), NOW)
       expect(page).toMatchObject({ ok: true, count: 1, total: 23, limit: 1, offset: 0, next_offset: 1 })
       const twin = twins.find((t) => listingId('broker', t.source_id) === page.listings[0]!.id)!
       expect(page.listings[0]).toEqual({
@@ -226,7 +226,7 @@ for (const target of databaseTargets('listing search')) {
     })
 
     it('answers an offset past the end with an empty page and no next offset', async () => {
-      const page = await searchListings(market.db, parseListingSearch({ offset: '10000' }), NOW)
+      const page = await market.inventory.search(parseListingSearch({ offset: '10000' }), NOW)
       expect(page).toMatchObject({ count: 0, listings: [], next_offset: null, offset: 10000 })
       expect(page.total).toBeGreaterThan(0)
     })

@@ -5,11 +5,12 @@ import { ProjectionRunner } from '../../projections/runner.ts'
 import type { Db } from '../../src/db/port.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { listingId } from '../../src/listings/listing.ts'
-import { parseListingSearch, searchListings } from '../../src/listings/search.ts'
+import { parseListingSearch } from '../../src/listings/search.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import { COUNTRIES } from '../../src/market/vocabulary.ts'
 import { getZoneDetail, listZones } from '../../src/zones/queries.ts'
 import { databaseTargets } from '../support/databases.ts'
+import { sqlListingSearch } from '../support/sql-listing-search.ts'
 import { ANCHOR, aRecord, type Market, openMarket } from '../support/market.ts'
 
 const NOW = new Date(ANCHOR.getTime() + 3_600_000)
@@ -48,13 +49,13 @@ for (const target of databaseTargets('listings projection')) {
     it('rebuilds byte-identical read models and zone statistics from the events', async () => {
       const statistics = await zoneStatistics(market.db)
       const rows = await tables(market.db)
-      const page = JSON.stringify(await searchListings(market.db, parseListingSearch({ limit: '200' }), NOW))
+      const page = JSON.stringify(await sqlListingSearch(market.db, parseListingSearch({ limit: '200' }), NOW))
 
       await market.runner.rebuild(['listings'])
 
       expect(await zoneStatistics(market.db)).toBe(statistics)
       expect(await tables(market.db)).toBe(rows)
-      expect(JSON.stringify(await searchListings(market.db, parseListingSearch({ limit: '200' }), NOW))).toBe(page)
+      expect(JSON.stringify(await sqlListingSearch(market.db, parseListingSearch({ limit: '200' }), NOW))).toBe(page)
     })
 
     it('applies a batch with the same effect as its events one at a time', async () => {

@@ -151,8 +151,8 @@ for (const adapter of adapters) {
         clock: () => now,
         log: { info: quiet, error: quiet },
         accessLog: true,
-        db: system.storage.db,
         zones: system.zones,
+        inventory: system.inventory,
         briefings: system.briefings,
       })
       const get = (key: string) =>

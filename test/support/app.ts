@@ -7,7 +7,8 @@ import { type OperatorContext, runOperatorCommand } from '../../src/operator/com
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import type { RateLimiter, RateLimits } from '../../src/ratelimit/port.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
-import { type Storage, briefingServiceOn, openKeyIndex, openReadyZones, projectionLagOf, storageOn } from '../../src/system.ts'
+import { type Storage, briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, projectionLagOf, storageOn } from '../../src/system.ts'
+import type { ListingInventory } from '../../src/listings/inventory-follower.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
 
@@ -15,6 +16,7 @@ export type TestSystem = {
   storage: Storage
   keys: KeyIndex
   zones: ReadyZones
+  inventory: ListingInventory
   briefings: BriefingService
   app: ReturnType<typeof buildApp>
   logs: string[]
@@ -23,7 +25,7 @@ export type TestSystem = {
   run<T = Record<string, unknown>>(command: string, args: Record<string, unknown>): Promise<T>
   /** Registers an owner and issues it a key; returns the plaintext key. */
   ownerWithKey(id: string, tier: 'free' | 'pro' | 'enterprise' | 'admin', scopes?: string[]): Promise<{ key: string; keyId: string }>
-  /** Waits until the projections and the key index have caught up with the store. */
+  /** Waits until the projections, the key index and the listing inventory have caught up with the store. */
   settle(): Promise<void>
   request(path: string, init?: RequestInit & { key?: string }): Promise<Response>
   close(): Promise<void>
@@ -53,6 +55,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)
   const zones = openReadyZones(storage, onError)
+  const inventory = await openListingInventory(storage, onError)
   const clock = options.clock ?? systemClock
   const briefings = briefingServiceOn(
     storage,
@@ -69,8 +72,8 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     clock,
     log,
     accessLog: true,
-    db,
     zones,
+    inventory,
     briefings,
     projectionLag: projectionLagOf(storage),
   })
@@ -79,12 +82,14 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     await storage.runner.catchUp()
     await keys.refresh()
     await zones.settled()
+    await inventory.settled()
   }
   const run = async <T>(command: string, args: Record<string, unknown>) => (await runOperatorCommand(operator, command, args)) as T
   return {
     storage,
     keys,
     zones,
+    inventory,
     briefings,
     app,
     logs,
@@ -111,6 +116,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     async close() {
       keys.stop()
       zones.stop()
+      inventory.stop()
       await storage.close()
     },
   }

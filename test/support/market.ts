@@ -10,6 +10,7 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { errorPlugin, type Logger } from '../../src/http/errors.ts'
 import type { FeedLine, FeedRecord } from '../../src/listings/feed.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
+import { ListingInventory } from '../../src/listings/inventory-follower.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import type { Clock } from '../../src/shared/random.ts'
 import { ReadyZones } from '../../src/zones/ready.ts'
@@ -57,12 +58,14 @@ export type Market = {
   records: FeedRecord[]
   /** The prepared zone answers, following the runner. */
   zones: ReadyZones
-  /** Applies what the store holds and waits until the answers served from memory include it. */
+  /** GET /listings from memory, following `runner`. */
+  inventory: ListingInventory
+  /** Projects what is pending and waits until the answers served from memory include it. */
   settle(): Promise<void>
   close(): Promise<void>
 }
 
-/** A database holding the demo market of `listings` listings, projected. */
+/** A database holding the demo market of `listings` listings, projected, with its listing inventory. */
 export async function openMarket(target: DatabaseTarget, listings: number, seed = 'test'): Promise<Market> {
   const db = await target.open()
   const store = await openSqlEventStore(db)
@@ -73,18 +76,22 @@ export async function openMarket(target: DatabaseTarget, listings: number, seed 
   const zones = ReadyZones.follow(db, runner, (error) => {
     throw error
   })
+  const inventory = await ListingInventory.open(db, runner)
   return {
     db,
     store,
     runner,
     records,
     zones,
+    inventory,
     async settle() {
       await runner.catchUp()
       await zones.settled()
+      await inventory.settled()
     },
     async close() {
       zones.stop()
+      inventory.stop()
       await runner.stop()
       await store.close()
       await db.close()
@@ -102,11 +109,14 @@ const dayAfterAnchor: Clock = () => new Date(ANCHOR.getTime() + 86_400_000)
  * and error mapping, called with an admin key) on the day after the market's history.
  * Authentication itself is tested in test/http and test/security. `get` checks that every answer is JSON.
  */
-export function mountedOn(market: Market, routes: (deps: { gate: Gate; db: Db; zones: ReadyZones; clock: Clock }) => AnyElysia): Get {
+export function mountedOn(
+  market: Market,
+  routes: (deps: { gate: Gate; db: Db; zones: ReadyZones; inventory: ListingInventory; clock: Clock }) => AnyElysia,
+): Get {
   const { gate, authorization } = adminGate()
   const app = new Elysia()
     .use(errorPlugin(silent))
-    .group('/api/v1', (api) => api.use(routes({ gate, db: market.db, zones: market.zones, clock: dayAfterAnchor })))
+    .group('/api/v1', (api) => api.use(routes({ gate, db: market.db, zones: market.zones, inventory: market.inventory, clock: dayAfterAnchor })))
   return async (path) => {
     const response = await app.handle(new Request(`http://localhost/api/v1${path}`, { headers: { authorization } }))
     expect(response.headers.get('content-type')).toMatch(/application\/json/)

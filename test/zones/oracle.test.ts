@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../../src/db/port.ts'
 import type { FeedRecord } from '../../src/listings/feed.ts'
-import { parseListingSearch, searchListings } from '../../src/listings/search.ts'
+import { ListingInventory } from '../../src/listings/inventory-follower.ts'
+import { parseListingSearch } from '../../src/listings/search.ts'
 import { DEFAULT_FX } from '../../src/market/fx.ts'
 import { COUNTRIES } from '../../src/market/vocabulary.ts'
 import { getZoneDetail, listZones } from '../../src/zones/queries.ts'
@@ -274,7 +275,8 @@ for (const target of databaseTargets('exact medians of price per m²')) {
     })
 
     it('publishes each listing\'s price per m² rounded once from the exact value', async () => {
-      const page = await searchListings(db, parseListingSearch({ country: 'PA', zone: 'Zona 1', sort: 'price_asc' }), now)
+      const inventory = await ListingInventory.open(db, { onLiveAdvanced: () => () => {} })
+      const page = await inventory.search(parseListingSearch({ country: 'PA', zone: 'Zona 1', sort: 'price_asc' }), now)
       expect(page.listings.map((l) => l.price_per_m2_usd)).toEqual([900, 1000, 1000.01, 1100])
     })
   })

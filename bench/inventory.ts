@@ -1,0 +1,77 @@
+/**
+ * The listing inventory at size, in process: how long the live generation of the listings read
+ * model takes to load into memory, the process's resident memory, and what the index costs per
+ * search (page ids + records + response object, no HTTP) for typical and deep pages.
+ *
+ *   DATABASE_URL='postgres://postgres@127.0.0.1:5432/test?search_path=bench_listings_1m' npx bun bench/inventory.ts
+ *
+ * Uses the schema bench/listings-load.ts fills. Prints its results; the HTTP side is bench/listings.ts.
+ */
+import { openPostgres } from '../src/db/postgres.ts'
+import { ListingInventory, RECORD_CAPACITY } from '../src/listings/inventory-follower.ts'
+import { MAX_LIMIT, MAX_OFFSET, parseListingSearch } from '../src/listings/search.ts'
+import { COUNTRIES } from '../src/market/vocabulary.ts'
+
+const databaseUrl = process.env.DATABASE_URL
+if (!databaseUrl) throw new Error('DATABASE_URL is not set')
+const megabytes = (bytes: number) => Math.round(bytes / 1e6)
+
+const db = await openPostgres(databaseUrl)
+const started = performance.now()
+// Nothing is ingested meanwhile: no runner to follow.
+const inventory = await ListingInventory.open(db, { onLiveAdvanced: () => () => {} })
+const loadSeconds = (performance.now() - started) / 1000
+Bun.gc(true)
+console.log(
+  JSON.stringify({ event: 'loaded', seconds: Number(loadSeconds.toFixed(2)), ...inventory.size, rss_mb: megabytes(process.memoryUsage().rss) }),
+)
+
+const shapes: Record<string, string>[] = [
+  { country: 'GT' },
+  { country: 'GT', zone: 'Zona 10' },
+  { country: 'GT', zone: 'Zona 10', operation: 'Venta', property_type: 'Apartamento', price_min: '100000', price_max: '400000', sort: 'price_asc' },
+  { country: 'GT', operation: 'Venta', sort: 'price_asc' },
+  { country: 'CR', price_min: '100000', price_max: '200000' },
+  { country: 'GT', price_min: '100000', price_max: '100500' },
+  { country: 'GT', offset: '10000', limit: '200' },
+  { country: 'GT', offset: '10000', limit: '200', sort: 'price_desc' },
+  { country: 'GT', price_min: '100000', price_max: '300000', offset: '5000' },
+  { country: 'GT', price_min: '100000', price_max: '300000', offset: '10000', limit: '200' },
+]
+const now = new Date()
+const rounds = 2000
+for (const raw of shapes) {
+  const search = parseListingSearch(raw)
+  // The first answer fetches records that are not in memory (at this size none are at start).
+  await inventory.search(search, now)
+  const from = performance.now()
+  let total = 0
+  for (let i = 0; i < rounds; i++) total = (await inventory.search(search, now)).total
+  const micros = ((performance.now() - from) / rounds) * 1000
+  console.log(JSON.stringify({ search: new URLSearchParams(raw).toString(), total, us_per_search: Number(micros.toFixed(1)) }))
+}
+console.log(JSON.stringify({ event: 'shapes done', ...inventory.size, rss_mb: megabytes(process.memoryUsage().rss) }))
+
+// The record cache filled to its capacity: pages of 200 over every country and order, each a miss at first.
+const filling = performance.now()
+let misses = 0
+for (const country of COUNTRIES) {
+  for (const sort of ['newest', 'price_asc', 'price_desc']) {
+    for (let offset = 0; offset <= MAX_OFFSET && inventory.size.records < RECORD_CAPACITY; offset += MAX_LIMIT) {
+      await inventory.search(parseListingSearch({ country, sort, offset: String(offset), limit: String(MAX_LIMIT) }), now)
+      misses += 1
+    }
+  }
+}
+Bun.gc(true)
+console.log(
+  JSON.stringify({
+    event: 'records cached',
+    pages: misses,
+    ms_per_page_with_fetch: Number(((performance.now() - filling) / misses).toFixed(2)),
+    ...inventory.size,
+    rss_mb: megabytes(process.memoryUsage().rss),
+  }),
+)
+inventory.stop()
+await db.close()

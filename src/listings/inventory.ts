@@ -1,0 +1,437 @@
+import type { ListingSearch } from './search.ts'
+
+/**
+ * The sort and filter keys of one public listing: all /listings needs to pick and order a page.
+ * `listedMicros` is listed_at in microseconds since the epoch (timestamptz precision), `priceCents`
+ * the USD price in whole cents (numeric(16,2) exactly; feed prices keep it far below 2^53).
+ */
+export type ListingKey = {
+  id: string
+  country: string
+  zone: number
+  operation: string
+  propertyType: string
+  listedMicros: number
+  priceCents: number
+}
+
+/** A page of ids in the search's order and the number of all matches. */
+export type InventoryPage = { total: number; ids: string[] }
+
+/** Any zone, operation or property type: the part of a bucket's name that a search leaves open. */
+const ANY = '*'
+const bucketName = (country: string, zone: number | string, operation: string, propertyType: string) =>
+  `${country}|${zone}|${operation}|${propertyType}`
+
+/**
+ * Listing ids compare as the databases order them: both use the C collation (byte order), which for
+ * JavaScript strings is code-unit order as long as ids are ASCII (they are `lst_` + hex).
+ */
+const before = (a: string, b: string) => a < b
+
+/** `lst_` + 24 lowercase hex: every listing id (see listingId), kept as two 48-bit numbers. */
+const PACKABLE = /^lst_([0-9a-f]{12})([0-9a-f]{12})$/
+const EMPTY = 0
+const PACKED = 1
+const OTHER = 2
+
+/**
+ * The ids of the slots, and each id's slot. A listing id is kept as two numbers (16 bytes) instead
+ * of a string, and the id → slot table is open addressing in a typed array instead of a Map: at a
+ * million listings that is ~75 MB less for the garbage collector to keep and trace. Any other id
+ * (tests use some) is kept as its string. Packed ids compare as their strings do: same prefix, same
+ * length, and hex digits in the order of their values.
+ */
+class IdTable {
+  private kind = new Uint8Array(1024)
+  private high = new Float64Array(1024)
+  private low = new Float64Array(1024)
+  private readonly others = new Map<number, string>()
+  /** slot + 1 per entry; 0 empty, -1 a removed entry. */
+  private table = new Int32Array(2048)
+  private used = 0
+  count = 0
+
+  /** Makes room for slots below `slots`. */
+  reserve(slots: number): void {
+    if (slots <= this.kind.length) return
+    const size = Math.max(slots, this.kind.length * 2)
+    const kind = new Uint8Array(size)
+    kind.set(this.kind)
+    const high = new Float64Array(size)
+    high.set(this.high)
+    const low = new Float64Array(size)
+    low.set(this.low)
+    this.kind = kind
+    this.high = high
+    this.low = low
+  }
+
+  slotOf(id: string): number | undefined {
+    const at = this.find(id)
+    return at < 0 ? undefined : this.table[at]! - 1
+  }
+
+  set(slot: number, id: string): void {
+    const match = PACKABLE.exec(id)
+    if (match) {
+      this.kind[slot] = PACKED
+      this.high[slot] = Number.parseInt(match[1]!, 16)
+      this.low[slot] = Number.parseInt(match[2]!, 16)
+    } else {
+      this.kind[slot] = OTHER
+      this.others.set(slot, id)
+    }
+    if ((this.used + 1) * 2 > this.table.length) this.rehash(Math.max(this.table.length, (this.count + 1) * 4))
+    let at = this.home(this.hashOfSlot(slot))
+    while (this.table[at]! > 0) at = (at + 1) & (this.table.length - 1)
+    if (this.table[at] === 0) this.used += 1
+    this.table[at] = slot + 1
+    this.count += 1
+  }
+
+  clear(slot: number): void {
+    const at = this.find(this.idAt(slot))
+    this.table[at] = -1
+    this.kind[slot] = EMPTY
+    this.others.delete(slot)
+    this.count -= 1
+  }
+
+  idAt(slot: number): string {
+    if (this.kind[slot] === OTHER) return this.others.get(slot)!
+    return `lst_${hex48(this.high[slot]!)}${hex48(this.low[slot]!)}`
+  }
+
+  /** Negative when slot `a`'s id comes first in the databases' order (C collation: byte order). */
+  compare(a: number, b: number): number {
+    if (this.kind[a] === PACKED && this.kind[b] === PACKED) return this.high[a]! - this.high[b]! || this.low[a]! - this.low[b]!
+    const x = this.idAt(a)
+    const y = this.idAt(b)
+    return before(x, y) ? -1 : before(y, x) ? 1 : 0
+  }
+
+  private find(id: string): number {
+    const match = PACKABLE.exec(id)
+    const high = match ? Number.parseInt(match[1]!, 16) : 0
+    const low = match ? Number.parseInt(match[2]!, 16) : 0
+    let at = this.home(match ? high : hashOfText(id))
+    for (;;) {
+      const entry = this.table[at]!
+      if (entry === 0) return -1
+      if (entry > 0) {
+        const slot = entry - 1
+        if (match ? this.kind[slot] === PACKED && this.high[slot] === high && this.low[slot] === low : this.others.get(slot) === id) return at
+      }
+      at = (at + 1) & (this.table.length - 1)
+    }
+  }
+
+  private hashOfSlot(slot: number): number {
+    return this.kind[slot] === PACKED ? this.high[slot]! : hashOfText(this.others.get(slot)!)
+  }
+
+  /** Where probing for `hash` starts (the ids are hashes themselves: their leading bits spread evenly). */
+  private home(hash: number): number {
+    return (hash % 2_147_483_647 ^ Math.floor(hash / 4096)) & (this.table.length - 1)
+  }
+
+  private rehash(size: number): void {
+    let length = 2048
+    while (length < size) length *= 2
+    const old = this.table
+    this.table = new Int32Array(length)
+    this.used = 0
+    for (const entry of old) {
+      if (entry <= 0) continue
+      let at = this.home(this.hashOfSlot(entry - 1))
+      while (this.table[at] !== 0) at = (at + 1) & (length - 1)
+      this.table[at] = entry
+      this.used += 1
+    }
+  }
+}
+
+const HEX_BYTE = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
+const hex24 = (n: number) => HEX_BYTE[n >>> 16]! + HEX_BYTE[(n >>> 8) & 255]! + HEX_BYTE[n & 255]!
+/** 12 hex digits of a 48-bit number (Number#toString(16) is several times slower). */
+const hex48 = (n: number) => hex24(Math.floor(n / 16_777_216)) + hex24(n % 16_777_216)
+
+/** FNV-1a of a string's code units. */
+function hashOfText(text: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return hash
+}
+
+/** The listings one search matches (a country and any of zone, operation, property type), in both orders the search needs. */
+class Bucket {
+  /** Slots, newest first: listed_at desc, listing_id desc. */
+  newest: Int32Array
+  /** Slots by price: price asc, listing_id asc (read backwards for price desc, listing_id desc). */
+  byPrice: Int32Array
+  size = 0
+
+  constructor(capacity = 4) {
+    this.newest = new Int32Array(capacity)
+    this.byPrice = new Int32Array(capacity)
+  }
+
+  reserve(capacity: number): void {
+    if (capacity <= this.newest.length) return
+    const grown = Math.max(capacity, this.newest.length * 2)
+    const newest = new Int32Array(grown)
+    newest.set(this.newest.subarray(0, this.size))
+    const byPrice = new Int32Array(grown)
+    byPrice.set(this.byPrice.subarray(0, this.size))
+    this.newest = newest
+    this.byPrice = byPrice
+  }
+}
+
+/**
+ * An in-memory index of the public listings. Compact keys per listing (columns of typed arrays
+ * addressed by slot) and, for every search a country allows (zone, operation and property type each
+ * given or not: 8 per listing), a bucket of its listings in the newest and the price order. A search
+ * reads one bucket: the exact total is its size (a binary search on price for a price range) and the
+ * page a slice of its order, whatever the offset. Pure and synchronous: an update applied between
+ * two awaits is never seen half-done.
+ */
+export class ListingIndex {
+  private readonly ids = new IdTable()
+  /** Slots in use or free: the next new slot. */
+  private slots = 0
+  private micros = new Float64Array(1024)
+  private cents = new Float64Array(1024)
+  /** Per slot, the buckets it belongs to (shared by every listing of the same country, zone, operation and type). */
+  private bucketsOf: (readonly Bucket[] | undefined)[] = []
+  private readonly free: number[] = []
+  private readonly buckets = new Map<string, Bucket>()
+  private readonly covering = new Map<string, readonly Bucket[]>()
+
+  /** An index of `keys` (one per listing): sorted once in each order, then dealt out to the buckets. */
+  static of(keys: Iterable<ListingKey>): ListingIndex {
+    const index = new ListingIndex()
+    let previous: ListingKey | undefined
+    let buckets: readonly Bucket[] = []
+    for (const key of keys) {
+      if (index.ids.slotOf(key.id) !== undefined) throw new Error(`listing ${key.id} given twice`)
+      const slot = index.store(key)
+      if (!previous || !sameBuckets(previous, key)) buckets = index.bucketsFor(key)
+      previous = key
+      index.bucketsOf[slot] = buckets
+      for (const bucket of buckets) bucket.size += 1
+    }
+    for (const bucket of index.buckets.values()) {
+      bucket.reserve(bucket.size)
+      bucket.size = 0
+    }
+    // Ties are broken by the id's rank.
+    const all = Array.from({ length: index.slots }, (_, slot) => slot)
+    all.sort((a, b) => index.ids.compare(a, b))
+    const rank = new Int32Array(index.slots)
+    all.forEach((slot, position) => {
+      rank[slot] = position
+    })
+    const { micros, cents } = index
+    all.sort((a, b) => micros[b]! - micros[a]! || rank[b]! - rank[a]!)
+    for (const slot of all) for (const bucket of index.bucketsOf[slot]!) bucket.newest[bucket.size++] = slot
+    for (const bucket of index.buckets.values()) bucket.size = 0
+    all.sort((a, b) => cents[a]! - cents[b]! || rank[a]! - rank[b]!)
+    for (const slot of all) for (const bucket of index.bucketsOf[slot]!) bucket.byPrice[bucket.size++] = slot
+    return index
+  }
+
+  get size(): number {
+    return this.ids.count
+  }
+
+  has(id: string): boolean {
+    return this.ids.slotOf(id) !== undefined
+  }
+
+  /** Adds the listing, or moves it to its new keys. */
+  put(key: ListingKey): void {
+    this.remove(key.id)
+    const slot = this.store(key)
+    const buckets = this.bucketsFor(key)
+    this.bucketsOf[slot] = buckets
+    for (const bucket of buckets) {
+      bucket.reserve(bucket.size + 1)
+      insertSorted(bucket.newest, bucket.size, slot, this.newestOrder)
+      insertSorted(bucket.byPrice, bucket.size, slot, this.priceOrder)
+      bucket.size += 1
+    }
+  }
+
+  /** Takes the listing out (no-op when absent). */
+  remove(id: string): void {
+    const slot = this.ids.slotOf(id)
+    if (slot === undefined) return
+    for (const bucket of this.bucketsOf[slot]!) {
+      removeSorted(bucket.newest, bucket.size, slot, this.newestOrder)
+      removeSorted(bucket.byPrice, bucket.size, slot, this.priceOrder)
+      bucket.size -= 1
+    }
+    this.ids.clear(slot)
+    this.bucketsOf[slot] = undefined
+    this.free.push(slot)
+  }
+
+  /** The ids of the page `search` asks for, in its order, and the number of all matches. */
+  search(search: Pick<ListingSearch, 'country' | 'zone' | 'operation' | 'property_type' | 'price_min' | 'price_max' | 'sort' | 'limit' | 'offset'>): InventoryPage {
+    const bucket = this.buckets.get(
+      bucketName(search.country, search.zone ?? ANY, search.operation ?? ANY, search.property_type ?? ANY),
+    )
+    if (!bucket) return { total: 0, ids: [] }
+    const priced = search.price_min !== null || search.price_max !== null
+    const low = search.price_min === null ? -Infinity : lowestCentsAtLeast(search.price_min)
+    const high = search.price_max === null ? Infinity : highestCentsAtMost(search.price_max)
+    // The part of the price order within the range: [from, to).
+    const from = priced ? this.firstPriceAtLeast(bucket, low) : 0
+    const to = priced ? this.firstPriceAtLeast(bucket, high + 1) : bucket.size
+    const total = Math.max(0, to - from)
+    const end = Math.min(total, search.offset + search.limit)
+    const slots: number[] = []
+    if (search.sort === 'price_asc') {
+      for (let i = from + search.offset; i < from + end; i++) slots.push(bucket.byPrice[i]!)
+    } else if (search.sort === 'price_desc') {
+      for (let i = to - 1 - search.offset; i >= to - end; i--) slots.push(bucket.byPrice[i]!)
+    } else if (!priced) {
+      for (let i = search.offset; i < end; i++) slots.push(bucket.newest[i]!)
+    } else {
+      slots.push(...this.newestInPriceRange(bucket, from, to, search.offset, end, low, high))
+    }
+    return { total, ids: slots.map((slot) => this.ids.idAt(slot)) }
+  }
+
+  // ---- internals --------------------------------------------------------------------------------
+
+  /** Negative when slot `a` comes first: listed_at desc, listing_id desc. */
+  private readonly newestOrder = (a: number, b: number) => this.micros[b]! - this.micros[a]! || this.idOrder(b, a)
+  /** Negative when slot `a` comes first: price asc, listing_id asc. */
+  private readonly priceOrder = (a: number, b: number) => this.cents[a]! - this.cents[b]! || this.idOrder(a, b)
+  private idOrder(a: number, b: number): number {
+    return this.ids.compare(a, b)
+  }
+
+  /**
+   * Positions [offset, end) of the newest order among the listings priced within [low, high], which
+   * are [from, to) of the price order. Either walk the newest order skipping listings outside the
+   * range (about end × size / total steps), or sort the range's listings (total × log total):
+   * whichever is cheaper.
+   */
+  private newestInPriceRange(bucket: Bucket, from: number, to: number, offset: number, end: number, low: number, high: number): number[] {
+    const total = to - from
+    if (offset >= end) return []
+    if (total * Math.log2(total + 2) <= (end * bucket.size) / total) {
+      return Array.from(bucket.byPrice.subarray(from, to)).sort(this.newestOrder).slice(offset, end)
+    }
+    const out: number[] = []
+    let seen = 0
+    for (let i = 0; i < bucket.size && seen < end; i++) {
+      const slot = bucket.newest[i]!
+      const price = this.cents[slot]!
+      if (price < low || price > high) continue
+      if (seen >= offset) out.push(slot)
+      seen += 1
+    }
+    return out
+  }
+
+  /** Position of the first listing of `bucket`'s price order priced at least `cents`. */
+  private firstPriceAtLeast(bucket: Bucket, cents: number): number {
+    let lo = 0
+    let hi = bucket.size
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.cents[bucket.byPrice[mid]!]! < cents) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  private store(key: ListingKey): number {
+    const slot = this.free.pop() ?? this.slots++
+    this.ids.reserve(slot + 1)
+    if (slot >= this.micros.length) {
+      const micros = new Float64Array(this.micros.length * 2)
+      micros.set(this.micros)
+      const cents = new Float64Array(this.cents.length * 2)
+      cents.set(this.cents)
+      this.micros = micros
+      this.cents = cents
+    }
+    this.ids.set(slot, key.id)
+    this.micros[slot] = key.listedMicros
+    this.cents[slot] = key.priceCents
+    return slot
+  }
+
+  /** The 8 buckets of a listing: its country with its zone or any, its operation or any, its type or any. */
+  private bucketsFor(key: ListingKey): readonly Bucket[] {
+    const name = bucketName(key.country, key.zone, key.operation, key.propertyType)
+    let found = this.covering.get(name)
+    if (!found) {
+      const buckets: Bucket[] = []
+      for (const zone of [key.zone, ANY]) {
+        for (const operation of [key.operation, ANY]) {
+          for (const propertyType of [key.propertyType, ANY]) {
+            const covered = bucketName(key.country, zone, operation, propertyType)
+            let bucket = this.buckets.get(covered)
+            if (!bucket) this.buckets.set(covered, (bucket = new Bucket()))
+            buckets.push(bucket)
+          }
+        }
+      }
+      this.covering.set(name, (found = buckets))
+    }
+    return found
+  }
+}
+
+const sameBuckets = (a: ListingKey, b: ListingKey) =>
+  a.country === b.country && a.zone === b.zone && a.operation === b.operation && a.propertyType === b.propertyType
+
+/** Position where `slot` belongs in the sorted `slots[0, size)`. */
+function positionOf(slots: Int32Array, size: number, slot: number, order: (a: number, b: number) => number): number {
+  let lo = 0
+  let hi = size
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (order(slots[mid]!, slot) < 0) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+function insertSorted(slots: Int32Array, size: number, slot: number, order: (a: number, b: number) => number): void {
+  const at = positionOf(slots, size, slot, order)
+  slots.copyWithin(at + 1, at, size)
+  slots[at] = slot
+}
+
+function removeSorted(slots: Int32Array, size: number, slot: number, order: (a: number, b: number) => number): void {
+  const at = positionOf(slots, size, slot, order)
+  if (slots[at] !== slot) throw new Error('listing index out of order')
+  slots.copyWithin(at, at + 1, size)
+}
+
+/**
+ * A price bound as SQL compares it (`price_usd >= $1::numeric` with the bound's `String(number)`),
+ * in whole cents: the bound's exact decimal, rounded up for a lower bound and down for an upper one.
+ * Never through floating point (0.07 × 100 is 7.000000000000001).
+ */
+function boundCents(amount: number, roundUp: boolean): number {
+  const match = /^([0-9]+)(?:\.([0-9]+))?$/.exec(String(amount))
+  if (!match) throw new Error(`price bound ${amount} is not a plain decimal`)
+  const fraction = match[2] ?? ''
+  const cents = BigInt(match[1]!) * 100n + BigInt(fraction.slice(0, 2).padEnd(2, '0'))
+  const beyond = /[1-9]/.test(fraction.slice(2))
+  const exact = roundUp && beyond ? cents + 1n : cents
+  // Prices stay far below 2^53 cents: a bound past that only needs to stay past every price.
+  return exact > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(exact)
+}
+
+export const lowestCentsAtLeast = (amount: number) => boundCents(amount, true)
+export const highestCentsAtMost = (amount: number) => boundCents(amount, false)

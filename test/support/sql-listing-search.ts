@@ -1,0 +1,113 @@
+import { listingsProjection } from '../../projections/listings.ts'
+import { liveTables } from '../../projections/live.ts'
+import { type Db, type Row, toIso, toNumber } from '../../src/db/port.ts'
+import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from '../../src/listings/search.ts'
+import type { Country, Currency, Operation, PropertyType } from '../../src/market/vocabulary.ts'
+import { isKnowableZoneNumber, zoneName, zoneSlug } from '../../src/market/zone-name.ts'
+import { daysOnMarket } from '../../src/zones/statistics.ts'
+
+/**
+ * GET /listings as SQL answers it from the live generation of the listings read model: the search
+ * the API ran per request before it served from memory (src/listings/inventory-follower.ts), kept as
+ * the oracle that the in-memory inventory must equal byte for byte at the same checkpoint.
+ */
+
+/**
+ * Each order ends with the unique id, so that pages neither overlap nor skip. Columns are qualified:
+ * the select list has text aliases of the same names, which must not be what is sorted.
+ */
+const ORDER: Record<ListingSearch['sort'], string> = {
+  newest: 'l.listed_at desc, l.listing_id desc',
+  price_asc: 'l.price_usd asc, l.listing_id asc',
+  price_desc: 'l.price_usd desc, l.listing_id desc',
+}
+
+type ListingRow = Row & {
+  listing_id: string
+  country: Country
+  zone_no: number
+  operation: Operation
+  property_type: PropertyType
+  title: string
+  price_usd: string
+  price_local: number
+  currency: Currency
+  area_m2: number
+  ppm2_usd: string
+  bedrooms: number
+  bathrooms: number
+  broker_id: string
+  broker_name: string
+  verified_at: unknown
+  listed_at: unknown
+  url: string | null
+}
+
+/** A page of the inventory and the number of all matches. `now` gives days on market. */
+export async function sqlListingSearch(db: Db, search: ListingSearch, now: Date): Promise<ListingsResponse> {
+  if (search.zone !== null && !isKnowableZoneNumber(search.zone)) {
+    return { ok: true, count: 0, total: 0, limit: search.limit, offset: search.offset, next_offset: null, listings: [] }
+  }
+  const params: unknown[] = [search.country]
+  const where = ['public', 'country = $1']
+  const filter = (condition: (placeholder: string) => string, value: unknown) => {
+    params.push(value)
+    where.push(condition(`$${params.length}`))
+  }
+  if (search.zone !== null) filter((p) => `zone_no = ${p}`, search.zone)
+  if (search.operation !== null) filter((p) => `operation = ${p}`, search.operation)
+  if (search.property_type !== null) filter((p) => `property_type = ${p}`, search.property_type)
+  if (search.price_min !== null) filter((p) => `price_usd >= ${p}::numeric`, String(search.price_min))
+  if (search.price_max !== null) filter((p) => `price_usd <= ${p}::numeric`, String(search.price_max))
+  const condition = where.join(' and ')
+  const n = params.length
+  const { tables } = await liveTables(db).of(listingsProjection)
+  const [rows, [counted]] = await Promise.all([
+    db.query<ListingRow>(
+      `select listing_id, country, zone_no, operation, property_type, title, price_usd::text as price_usd, price_local,
+              currency, area_m2, round(ppm2_usd, 2)::text as ppm2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at,
+              listed_at, url
+         from ${tables.listings} l where ${condition}
+        order by ${ORDER[search.sort]} limit $${n + 1} offset $${n + 2}`,
+      [...params, search.limit, search.offset],
+    ),
+    db.query<{ total: unknown }>(`select count(*) as total from ${tables.listings} where ${condition}`, params),
+  ])
+  const total = toNumber(counted?.total ?? 0)
+  const nowMs = now.getTime()
+  const listings = rows.map((r): ListingRecord => {
+    const listedAt = toIso(r.listed_at)
+    return {
+      id: r.listing_id,
+      country: r.country,
+      zone: zoneName(r.zone_no),
+      zone_slug: zoneSlug(r.zone_no),
+      operation: r.operation,
+      property_type: r.property_type,
+      title: r.title,
+      price_usd: Number(r.price_usd),
+      price_local: r.price_local,
+      currency: r.currency,
+      area_m2: r.area_m2,
+      price_per_m2_usd: Number(r.ppm2_usd),
+      bedrooms: r.bedrooms,
+      bathrooms: r.bathrooms,
+      broker: { id: r.broker_id, name: r.broker_name },
+      verified_at: toIso(r.verified_at),
+      listed_at: listedAt,
+      days_on_market: daysOnMarket(nowMs, Date.parse(listedAt)),
+      url: r.url,
+    }
+  })
+  const end = search.offset + listings.length
+  // Beyond MAX_OFFSET a next page could not be asked for: narrower filters reach those listings.
+  return {
+    ok: true,
+    count: listings.length,
+    total,
+    limit: search.limit,
+    offset: search.offset,
+    next_offset: end < total && end <= MAX_OFFSET ? end : null,
+    listings,
+  }
+}
