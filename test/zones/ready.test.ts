@@ -52,7 +52,7 @@ for (const target of databaseTargets('prepared zone answers')) {
     let runner: ProjectionRunner
     let ready: ReadyZones
     const errors: unknown[] = []
-    const records: FeedRecord[] = generateDemoFeed({ seed: 'ready', listings: 400, anchor: ANCHOR })
+    const records: FeedRecord[] = generateDemoFeed({ seed: 'ready', listings: 200, anchor: ANCHOR })
 
     beforeAll(async () => {
       shared = await target.create()
