@@ -29,21 +29,33 @@ export class GroupedAppends {
     let batch = this.waiting.get(stream)
     if (!batch) this.waiting.set(stream, (batch = newBatch()))
     batch.events.push(event)
-    if (!this.writing.has(stream)) this.write(stream)
+    if (!this.writing.has(stream)) this.writeSoon(stream)
     return batch.done
+  }
+
+  /**
+   * Writes on the event loop's next turn, not at once: requests still being read (their sockets
+   * are polled between turns) reach `append` meanwhile and join the batch. Started at once, an
+   * embedded store's transaction would keep the loop busy and every batch would hold one event.
+   */
+  private writeSoon(stream: string): void {
+    this.writing.add(stream)
+    setImmediate(() => this.write(stream))
   }
 
   private write(stream: string): void {
     const batch = this.waiting.get(stream)
-    if (!batch) return
+    if (!batch) {
+      this.writing.delete(stream)
+      return
+    }
     this.waiting.delete(stream)
-    this.writing.add(stream)
     this.store
       .append(stream, batch.events, 'any')
       .then(() => batch.resolve(), batch.reject)
       .finally(() => {
-        this.writing.delete(stream)
-        this.write(stream)
+        if (this.waiting.has(stream)) this.writeSoon(stream)
+        else this.writing.delete(stream)
       })
   }
 }

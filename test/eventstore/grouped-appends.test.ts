@@ -48,6 +48,13 @@ describe('grouped appends (group commit)', () => {
     expect(recorder.appends.length).toBeLessThan(20)
   })
 
+  it('puts the events of callers arriving in the same turn into one append', async () => {
+    const recorder = observed()
+    const grouped = new GroupedAppends(recorder)
+    await Promise.all([1, 2, 3].map((n) => grouped.append('notes-d', anEvent(n))))
+    expect(recorder.appends).toEqual([3])
+  })
+
   it('keeps streams apart, and a failed append fails only the callers whose events it carried', async () => {
     let failNext = true
     const grouped = new GroupedAppends({
@@ -60,6 +67,8 @@ describe('grouped appends (group commit)', () => {
       },
     })
     const first = grouped.append('notes-b', anEvent(1))
+    // The first append is written on the event loop's next turn; these come after it.
+    await new Promise((resolve) => setImmediate(resolve))
     const meanwhile = [grouped.append('notes-b', anEvent(2)), grouped.append('notes-c', anEvent(3))]
     await expect(first).rejects.toThrow('disk full')
     await Promise.all(meanwhile)
