@@ -448,8 +448,9 @@ if (stores.length > 0) {
     '  no database on their request path; what is left is building and serialising the JSON (a /zones answer is ~3 KB,',
     '  a listings page of 20 ~9 KB).',
     '- The briefing cache hit records every hit as a `BriefingServedFromCache` event (the quota audit), appended with group',
-    '  commit. In process (same data, Bun) 256 concurrent hits take ~50 ms on PGlite, but through this server they run one',
-    '  at a time (~8.7 ms each, the same rate at 1 and at 64 connections): the cause is not found yet (see docs/decisions.md).',
+    "  commit on the event loop's next turn. Each batch is one commit; on the embedded store PGlite runs that transaction on",
+    "  the server's own thread. Recording hits outside the response (acknowledging before the record is durable) would lift",
+    '  this row, at the price of audit records lost in a crash: not done.',
   ]
   if (!flags['no-write']) writeResultsSection('HTTP read paths', body.join('\n'))
 }
