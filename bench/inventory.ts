@@ -8,9 +8,10 @@
  * Uses the schema bench/listings-load.ts fills. Prints its results; the HTTP side is bench/listings.ts.
  */
 import { openPostgres } from '../src/db/postgres.ts'
-import { ListingInventory, RECORD_CAPACITY } from '../src/listings/inventory-follower.ts'
-import { MAX_LIMIT, MAX_OFFSET, parseListingSearch } from '../src/listings/search.ts'
-import { COUNTRIES } from '../src/market/vocabulary.ts'
+import { ListingInventory, RECORD_CAPACITY } from '../projections/listings/inventory.ts'
+import { MAX_LIMIT, MAX_OFFSET } from '../projections/listings/search.ts'
+import { parseListingSearch } from '../src/listings/search-query.ts'
+import { COUNTRIES } from '../src/domain/market/vocabulary.ts'
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) throw new Error('DATABASE_URL is not set')

@@ -3,7 +3,7 @@
  * under wrk): query shapes a customer's documents use, each rotating through variants over all eight
  * countries so that no single cached page is measured.
  */
-import type { Country } from '../src/market/vocabulary.ts'
+import type { Country } from '../src/domain/market/vocabulary.ts'
 
 export const COUNTRIES: Country[] = ['GT', 'BR', 'PA', 'CR', 'DO', 'SV', 'HN', 'BZ']
 export type Shape = { name: string; variants: string[] }

@@ -12,18 +12,18 @@
  * (0-2 price changes, verification, delisting). About 70 % end up active + verified + broker (what
  * /listings serves); the rest are scraped, unverified or delisted.
  */
-import { type ListingsTables, listingsProjection } from '../projections/listings.ts'
-import { liveTables } from '../projections/live.ts'
-import { ProjectionRunner } from '../projections/runner.ts'
+import { type ListingsTables, listingsProjection } from '../projections/listings/projection.ts'
+import { liveTables } from '../projections/engine/live-tables.ts'
+import { ProjectionRunner } from '../projections/engine/runner.ts'
 import type { Db } from '../src/db/port.ts'
 import { toIso, toNumber } from '../src/db/port.ts'
 import { openPostgres } from '../src/db/postgres.ts'
 import { openSqlEventStore } from '../src/eventstore/sql-event-store.ts'
-import type { FeedRecord } from '../src/listings/feed.ts'
+import type { FeedRecord } from '../src/domain/listings/feed.ts'
 import { ingestRecords } from '../src/listings/ingest.ts'
 import { BROKER_NAMES, KINDS, MARKETS } from '../src/demo/market.ts'
-import { DEFAULT_FX } from '../src/market/fx.ts'
-import type { Country, Currency, Operation, PropertyType, Source } from '../src/market/vocabulary.ts'
+import { DEFAULT_FX } from '../src/domain/market/fx.ts'
+import type { Country, Currency, Operation, PropertyType, Source } from '../src/domain/market/vocabulary.ts'
 
 /** The market's end of history: fixed, so that every run loads the same rows. */
 export const MARKET_END = '2026-11-01T00:00:00Z'

@@ -19,7 +19,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { openPostgres } from '../src/db/postgres.ts'
-import type { Country } from '../src/market/vocabulary.ts'
+import type { Country } from '../src/domain/market/vocabulary.ts'
 import { SHAPES, WRK_QUERY } from './listing-shapes.ts'
 import { checkLoader, loadListings, MARKET_END } from './listings-load.ts'
 import {

@@ -4,8 +4,8 @@
  * authentication, no rate limiter and no response validation. Its gap to the real server is what those cost per request.
  */
 import { openPostgres } from '../src/db/postgres.ts'
-import { ListingInventory } from '../src/listings/inventory-follower.ts'
-import { parseListingSearch } from '../src/listings/search.ts'
+import { ListingInventory } from '../projections/listings/inventory.ts'
+import { parseListingSearch } from '../src/listings/search-query.ts'
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) throw new Error('DATABASE_URL is not set')

@@ -20,7 +20,7 @@ import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, openStorage, projectionLagOf } from './system.ts'
-import { liveTables } from '../projections/live.ts'
+import { liveTables } from '../projections/engine/live-tables.ts'
 
 /** How long a log line may wait in memory before it is written (lines are written in batches). */
 const LOG_FLUSH_MS = 100

@@ -7,21 +7,35 @@ import { openPostgres } from './db/postgres.ts'
 import { openEsdbEventStore } from './eventstore/esdb-event-store.ts'
 import type { EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
-import { KeyIndex } from './keys/key-index.ts'
-import { ListingInventory } from './listings/inventory-follower.ts'
+import { KeyIndex } from '../projections/owners-and-keys/key-index.ts'
+import { ListingInventory } from '../projections/listings/inventory.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
-import { zoneFactsFrom } from './briefings/facts.ts'
+import { zoneFactsFrom } from './briefings/facts-source.ts'
 import { writerFor } from './briefings/openai-writer.ts'
-import { DEFAULT_LEASE_MS } from './briefings/idempotency.ts'
-import { BriefingReadModel } from './briefings/read-model.ts'
+import { DEFAULT_LEASE_MS } from './domain/briefings/idempotency.ts'
+import { BriefingReadModel } from '../projections/briefings/read-model.ts'
 import { type BriefingService, briefingService } from './briefings/service.ts'
-import type { BriefingWriter } from './briefings/writer.ts'
+import type { BriefingWriter } from './domain/briefings/writer.ts'
 import type { Clock, RandomSource } from './shared/random.ts'
 import type { ProjectionLagReader } from './health/routes.ts'
-import { ProjectionRunner } from '../projections/runner.ts'
-import { allProjections } from '../projections/index.ts'
-import { liveTables } from '../projections/live.ts'
-import { ReadyZones } from './zones/ready.ts'
+import { ProjectionRunner } from '../projections/engine/runner.ts'
+import { apiKeysProjection } from '../projections/owners-and-keys/api-keys.ts'
+import { ownersProjection } from '../projections/owners-and-keys/owners.ts'
+import { listingsProjection } from '../projections/listings/projection.ts'
+import { briefingCacheProjection } from '../projections/briefings/cache.ts'
+import { briefingUsageProjection } from '../projections/briefings/usage.ts'
+import type { Projection } from '../projections/engine/projection.ts'
+import { liveTables } from '../projections/engine/live-tables.ts'
+import { ReadyZones } from '../projections/listings/ready-zones.ts'
+
+/** Every read model the system maintains, in the order they are caught up. */
+export const allProjections: readonly Projection[] = [
+  ownersProjection,
+  apiKeysProjection,
+  listingsProjection,
+  briefingCacheProjection,
+  briefingUsageProjection,
+]
 
 /** The storage side of the system: one database, the event store on it, and the read models. */
 export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; close(): Promise<void> }
@@ -82,13 +96,10 @@ export async function storageOn(
   }
 }
 
+/** Authentication's copy of the owners and keys read models, loaded before it answers. */
 export async function openKeyIndex(storage: Storage, onError: (error: unknown) => void): Promise<KeyIndex> {
-  const index = new KeyIndex(storage.db)
-  await index.refresh()
-  storage.runner.onApplied(() => void index.refresh().catch(onError))
-  // A promotion or rollback of owners or keys is loaded whole and swapped in at once.
-  liveTables(storage.db).onChange(() => void index.refresh().catch(onError))
-  index.startPolling(250, onError)
+  const index = KeyIndex.follow(storage.db, { live: liveTables(storage.db), advancing: storage.runner }, onError)
+  await index.settled()
   return index
 }
 

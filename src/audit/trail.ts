@@ -1,6 +1,6 @@
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
-import { type ApiKey, evolveKey, initialKey, type KeyEvent, KeyEventSchemas, keyStream, type Scope } from '../keys/key.ts'
-import { evolveOwner, initialOwner, isOwnerEvent, type Owner, type OwnerEvent, ownerStream, type Tier } from '../owners/owner.ts'
+import { type ApiKey, evolveKey, initialKey, type KeyEvent, KeyEventSchemas, keyStream, type Scope } from '../domain/keys/key.ts'
+import { evolveOwner, initialOwner, isOwnerEvent, type Owner, type OwnerEvent, ownerStream, type Tier } from '../domain/owners/owner.ts'
 import { AppError, invalidRequest } from '../shared/errors.ts'
 
 /**

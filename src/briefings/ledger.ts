@@ -1,7 +1,7 @@
 import { type EventStore, type StreamWrite, WrongExpectedRevision } from '../eventstore/port.ts'
-import type { ApiTier } from '../owners/owner.ts'
-import { type BriefingGenerated, quotaStream } from './events.ts'
-import { decideCharge, type QuotaPolicy, quotaExceeded, type Usage, usageOf, usedAt } from './quota.ts'
+import type { ApiTier } from '../domain/owners/owner.ts'
+import { type BriefingGenerated, quotaStream } from '../domain/briefings/events.ts'
+import { decideCharge, type QuotaPolicy, quotaExceeded, type Usage, usageOf, usedAt } from '../domain/briefings/quota.ts'
 
 /** Hints are only an optimisation; past this many streams they are forgotten. */
 const MAX_HINTS = 10_000

@@ -3,10 +3,10 @@ import OpenAI from 'openai'
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
 import { AppError } from '../shared/errors.ts'
 import { fieldErrors } from '../shared/validate.ts'
-import { CONFIDENCE_LEVELS, type Confidence } from './analysis.ts'
-import type { ZoneFacts } from './facts.ts'
-import type { BriefingInput, Persona } from './personas/index.ts'
-import { type BriefingDraft, type BriefingWriter, localAnalyst } from './writer.ts'
+import { CONFIDENCE_LEVELS, type Confidence } from '../domain/briefings/analysis.ts'
+import type { ZoneFacts } from '../domain/briefings/facts.ts'
+import type { BriefingInput, Persona } from '../domain/briefings/personas/index.ts'
+import { type BriefingDraft, type BriefingWriter, localAnalyst } from '../domain/briefings/writer.ts'
 
 export type OpenAiOptions = { apiKey: string; baseUrl?: string; model: string; timeoutMs: number }
 

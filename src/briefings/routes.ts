@@ -4,8 +4,8 @@ import { Type } from '@sinclair/typebox'
 import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
 import { echo, notFound } from '../shared/errors.ts'
-import { findPersona, PERSONA_IDS, PERSONAS, PersonaCatalogue, personaCatalogue } from './personas/index.ts'
-import { IDEMPOTENCY_HEADER } from './idempotency.ts'
+import { findPersona, PERSONA_IDS, PERSONAS, PersonaCatalogue, personaCatalogue } from '../domain/briefings/personas/index.ts'
+import { IDEMPOTENCY_HEADER } from '../domain/briefings/idempotency.ts'
 import { BriefingResponse, type BriefingService } from './service.ts'
 
 const CATALOGUE = personaCatalogue()

@@ -2,13 +2,13 @@ import { type Static, Type } from '@sinclair/typebox'
 import { loadAggregate } from '../eventstore/command-handler.ts'
 import { GroupedAppends } from '../eventstore/grouped-appends.ts'
 import { type AppendResult, type EventStore, type StreamWrite, WrongExpectedRevision } from '../eventstore/port.ts'
-import type { Principal } from '../keys/authenticate.ts'
-import type { ApiTier } from '../owners/owner.ts'
+import type { Principal } from '../http/authenticate.ts'
+import type { ApiTier } from '../domain/owners/owner.ts'
 import { AppError, echo, isAppError, notFound } from '../shared/errors.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
-import { CACHE_TTL_MS, cacheKeyOf } from './cache-key.ts'
-import { type BriefingGenerated, type BriefingServedFromCache, cacheHitStream, quotaStream } from './events.ts'
-import type { ZoneDetail, ZoneFactsSource } from './facts.ts'
+import { CACHE_TTL_MS, cacheKeyOf } from '../domain/briefings/cache-key.ts'
+import { type BriefingGenerated, type BriefingServedFromCache, cacheHitStream, quotaStream } from '../domain/briefings/events.ts'
+import type { ZoneDetail, ZoneFactsSource } from '../domain/briefings/facts.ts'
 import {
   type BriefingReplayed,
   DEFAULT_LEASE_MS,
@@ -22,12 +22,12 @@ import {
   parseIdempotencyKey,
   replayStream,
   requestHashOf,
-} from './idempotency.ts'
+} from '../domain/briefings/idempotency.ts'
 import { QuotaLedger } from './ledger.ts'
-import { type BriefingInput, findPersona, type Persona } from './personas/index.ts'
-import { DEFAULT_QUOTAS, type QuotaPolicy, quotaExceeded, type Usage, quotaMonth, usageOf } from './quota.ts'
-import type { BriefingReadModel, CachedBriefing } from './read-model.ts'
-import type { BriefingWriter } from './writer.ts'
+import { type BriefingInput, findPersona, type Persona } from '../domain/briefings/personas/index.ts'
+import { DEFAULT_QUOTAS, type QuotaPolicy, quotaExceeded, type Usage, quotaMonth, usageOf } from '../domain/briefings/quota.ts'
+import type { BriefingReadModel, CachedBriefing } from '../../projections/briefings/read-model.ts'
+import type { BriefingWriter } from '../domain/briefings/writer.ts'
 
 export const BriefingResponse = Type.Object({
   ok: Type.Literal(true),

@@ -1,7 +1,7 @@
 import type { EventStore } from '../eventstore/port.ts'
 import { type IngestCounts, ingestRecords } from '../listings/ingest.ts'
-import { LISTING_CATEGORY } from '../listings/listing.ts'
-import { DEFAULT_FX, type FxTable } from '../market/fx.ts'
+import { LISTING_CATEGORY } from '../domain/listings/listing.ts'
+import { DEFAULT_FX, type FxTable } from '../domain/market/fx.ts'
 import { type DemoOptions, generateDemoFeed } from './market.ts'
 
 export type SeedSummary = IngestCounts & { read: number; listings: number }

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
-import type { ApiTier } from '../owners/owner.ts'
+import type { ApiTier } from '../domain/owners/owner.ts'
 import { isoTimes } from '../shared/iso-time.ts'
 import type { Clock } from '../shared/random.ts'
 

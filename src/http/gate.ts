@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
-import { authenticate, type KeyLookup, type Principal } from '../keys/authenticate.ts'
-import type { Scope } from '../keys/key.ts'
+import { authenticate, type KeyLookup, type Principal } from './authenticate.ts'
+import type { Scope } from '../domain/keys/key.ts'
 import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, setRateLimitHeaders } from '../ratelimit/port.ts'
 import { AppError, httpStatus } from '../shared/errors.ts'
 import { errorBody } from './errors.ts'

@@ -4,9 +4,9 @@ import { stat } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { type Aggregate, stateOf } from '../eventstore/command-handler.ts'
 import { type EventStore, IdempotencyConflict, type RecordedEvent, type StreamWrite, WrongExpectedRevision } from '../eventstore/port.ts'
-import type { FxTable } from '../market/fx.ts'
+import type { FxTable } from '../domain/market/fx.ts'
 import type { FieldError } from '../shared/errors.ts'
-import { type FeedRecord, parseFeedLine } from './feed.ts'
+import { type FeedRecord, parseFeedLine } from '../domain/listings/feed.ts'
 import {
   decideListing,
   evolveListing,
@@ -16,7 +16,7 @@ import {
   listingEventId,
   listingStream,
   untracked,
-} from './listing.ts'
+} from '../domain/listings/listing.ts'
 
 /** Per feed line: first sight of a listing, a change recorded, or nothing new. */
 export type IngestCounts = { new: number; changed: number; unchanged: number }

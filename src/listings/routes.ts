@@ -2,8 +2,9 @@ import { Elysia } from 'elysia'
 import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
 import type { Clock } from '../shared/random.ts'
-import type { ListingInventory } from './inventory-follower.ts'
-import { ListingSearchParameters, ListingsResponse, parseListingSearch } from './search.ts'
+import type { ListingInventory } from '../../projections/listings/inventory.ts'
+import { ListingsResponse } from '../../projections/listings/search.ts'
+import { ListingSearchParameters, parseListingSearch } from './search-query.ts'
 
 /** GET /listings, relative to the API prefix. */
 export function listingRoutes(deps: { gate: Gate; inventory: ListingInventory; clock: Clock }) {

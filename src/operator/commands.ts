@@ -1,10 +1,9 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import type { Db } from '../db/port.ts'
-import { toIso } from '../db/port.ts'
 import { handleCommand, loadAggregate } from '../eventstore/command-handler.ts'
 import type { EventStore } from '../eventstore/port.ts'
-import { formatApiKey, hashApiKey, keyHint, newKeyId } from '../keys/api-key.ts'
-import { type ApiKey, type KeyEvent, KeyEventSchemas, decideKey, evolveKey, initialKey, keyStream } from '../keys/key.ts'
+import { formatApiKey, hashApiKey, keyHint, newKeyId } from '../domain/keys/api-key.ts'
+import { type ApiKey, type KeyEvent, KeyEventSchemas, decideKey, evolveKey, initialKey, keyStream } from '../domain/keys/key.ts'
 import {
   type Owner,
   type OwnerEvent,
@@ -15,18 +14,17 @@ import {
   initialOwner,
   isOwnerEvent,
   ownerStream,
-} from '../owners/owner.ts'
+} from '../domain/owners/owner.ts'
 import { AppError } from '../shared/errors.ts'
-import { quotaAudit } from '../briefings/audit.ts'
+import { quotaAudit } from '../audit/quota.ts'
 import { DEMO_DEFAULTS, MIN_DEMO_LISTINGS, demoAnchor } from '../demo/market.ts'
 import { seedDemo } from '../demo/seed.ts'
 import { type Rejection, ingestLines } from '../listings/ingest.ts'
-import { DEFAULT_FX } from '../market/fx.ts'
+import { DEFAULT_FX } from '../domain/market/fx.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
 import { parseWith } from '../shared/validate.ts'
-import type { ProjectionRunner } from '../../projections/runner.ts'
-import { apiKeysProjection } from '../../projections/api-keys.ts'
-import { liveTables } from '../../projections/live.ts'
+import type { ProjectionRunner } from '../../projections/engine/runner.ts'
+import { keysOfOwner } from '../../projections/owners-and-keys/queries.ts'
 import { auditKey, auditOwner } from '../audit/trail.ts'
 import { importBatch, parseLine } from '../eventstore/transfer.ts'
 import { diffProjection } from './projection-diff.ts'
@@ -143,20 +141,7 @@ export const operatorCommands = {
     if ((await loadOwner(ctx.store, a.owner)).status === 'unregistered') {
       throw new AppError('not_found', `owner ${a.owner} does not exist`)
     }
-    const { tables } = await liveTables(ctx.db).of(apiKeysProjection)
-    const rows = await ctx.db.query<Record<string, unknown>>(
-      `select key_id, hint, scopes, label, status, issued_by, issued_at, revoked_by, revoked_at, revoke_reason
-         from ${tables.keys} where owner_id = $1 order by issued_at, key_id`,
-      [a.owner],
-    )
-    return {
-      owner_id: a.owner,
-      keys: rows.map((r) => ({
-        ...r,
-        issued_at: toIso(r.issued_at),
-        revoked_at: r.revoked_at == null ? null : toIso(r.revoked_at),
-      })),
-    }
+    return { owner_id: a.owner, keys: await keysOfOwner(ctx.db, a.owner) }
   }),
 
   'audit key': command(Type.Object({ key_id: KeyId, until: Type.Optional(Type.String()) }), (ctx, a) => auditKey(ctx.store, a.key_id, a.until)),

@@ -1,6 +1,6 @@
 import type { KeyAudit, OwnerAudit, TrailLine } from '../audit/trail.ts'
-import type { BuildResult, GenerationStatus, PruneResult, SwitchResult } from '../../projections/runner.ts'
-import type { ProjectionDiff } from './projection-diff.ts'
+import type { BuildResult, GenerationStatus, PruneResult, SwitchResult } from '../../projections/engine/runner.ts'
+import type { AnyProjectionDiff as ProjectionDiff } from './projection-diff.ts'
 
 type Row = Record<string, unknown>
 

@@ -1,197 +1,27 @@
-import { listGenerations, generationId, generationTables, type GenerationRow } from '../../projections/generations.ts'
-import { listingsProjection } from '../../projections/listings.ts'
-import { type LiveGeneration, liveTables } from '../../projections/live.ts'
-import type { Projection } from '../../projections/projection.ts'
+import { diffRows, liveAndHeld, type ProjectionDiff } from '../../projections/engine/diff.ts'
+import type { Projection } from '../../projections/engine/projection.ts'
+import { diffListings, type ListingsDiff } from '../../projections/listings/diff.ts'
+import { listingsProjection } from '../../projections/listings/projection.ts'
+import type { ListingsGeneration } from '../../projections/listings/zone-statistics.ts'
 import type { Db } from '../db/port.ts'
-import { toNumber } from '../db/port.ts'
-import { COUNTRIES } from '../market/vocabulary.ts'
-import { AppError } from '../shared/errors.ts'
-import { countryZoneFacts, type ListingsGeneration, zoneDetailAt, zonesAt } from '../zones/queries.ts'
+
+/** A comparison as the CLI prints it: the listings details are there for `listings` only. */
+export type AnyProjectionDiff = ProjectionDiff & Partial<Omit<ListingsDiff, keyof ProjectionDiff>>
 
 /**
  * `projections diff NAME`: the held generation against the live one, compared as the API would
- * answer. For `listings`: every zone's figures as /zones and /zone/{slug} serve them (medians,
- * counts, breakdowns, 30-day change, source mix), and the listings whose public fields (what
- * /listings shows) differ. For the other read models: the rows that differ.
+ * answer. For `listings`: every zone's figures and the public listings; for the other read models:
+ * the rows that differ.
  */
-
-/** Changes listed in full up to this many per kind; the counts always cover everything. */
-const LIST_LIMIT = 500
-
-export type FigureChange = { country: string; zone: string; field: string; live: unknown; held: unknown }
-export type ListingChange = { listing_id: string; change: 'added' | 'removed' | 'changed'; fields: Record<string, { live: unknown; held: unknown }> }
-export type TableChange = { key: Record<string, unknown>; live: Record<string, unknown> | null; held: Record<string, unknown> | null }
-
-export type ProjectionDiff = {
-  projection: string
-  live: string
-  held: string
-  /** One line for people: how much differs. */
-  summary: string
-  zones?: { compared: number; changed: number; figures_changed: number; changes: FigureChange[] }
-  listings?: { compared_live: number; compared_held: number; changed: number; changes: ListingChange[] }
-  tables?: { table: string; rows_live: number; rows_held: number; changed: number; changes: TableChange[] }[]
-}
-
-const generationOf = <K extends string>(projection: Projection<K>, row: GenerationRow): LiveGeneration<K> => ({
-  projection: row.projection,
-  version: row.version,
-  build: row.build,
-  id: generationId(row),
-  tables: generationTables(projection, row),
-})
-
 export async function diffProjection(
   db: Db,
   projection: Projection,
   now: Date,
   progress: (done: number, total: number) => void = () => {},
-): Promise<ProjectionDiff> {
-  const rows = await listGenerations(db, [projection.name])
-  const heldRow = rows.filter((r) => r.state === 'held').at(-1)
-  if (!heldRow) {
-    throw new AppError('conflict', `${projection.name} has no held generation to compare; \`projections rebuild ${projection.name} --hold\` builds one`)
-  }
-  const live = await liveTables(db).of(projection)
-  const held = generationOf(projection, heldRow)
+): Promise<AnyProjectionDiff> {
+  const { live, held } = await liveAndHeld(db, projection)
   if (projection.name === listingsProjection.name) {
     return diffListings(db, live as ListingsGeneration, held as ListingsGeneration, now, progress)
   }
   return diffRows(db, projection.name, live, held)
-}
-
-// ---- listings: as the API answers ---------------------------------------------------------------
-
-/** Leaves of a JSON value by path; array elements are named by their label (`by_bedrooms[4+]`). */
-function leaves(value: unknown, path: string, out: Map<string, unknown>): Map<string, unknown> {
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      const label = item && typeof item === 'object' ? Object.values(item as object).find((v) => typeof v === 'string') : undefined
-      leaves(item, `${path}[${label ?? i}]`, out)
-    })
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) leaves(v, path ? `${path}.${k}` : k, out)
-  } else {
-    out.set(path, value)
-  }
-  return out
-}
-
-async function diffListings(
-  db: Db,
-  live: ListingsGeneration,
-  held: ListingsGeneration,
-  now: Date,
-  progress: (done: number, total: number) => void,
-): Promise<ProjectionDiff> {
-  const changes: FigureChange[] = []
-  const changedZones = new Set<string>()
-  let compared = 0
-  for (const [i, country] of COUNTRIES.entries()) {
-    const [factsA, factsB] = await Promise.all([countryZoneFacts(db, live.tables, country), countryZoneFacts(db, held.tables, country)])
-    const [a, b] = [zonesAt(factsA, now), zonesAt(factsB, now)]
-    const slugs = [...new Set([...a, ...b].map((z) => z.slug))]
-    for (const slug of slugs) {
-      compared += 1
-      const [detailA, detailB] = [zoneDetailAt(factsA, slug, now), zoneDetailAt(factsB, slug, now)]
-      // The /zones record, then what only /zone/{slug} adds.
-      const summaryA = a.find((z) => z.slug === slug) ?? null
-      const summaryB = b.find((z) => z.slug === slug) ?? null
-      const pathsA = leaves({ ...detailA, ...summaryA }, '', new Map())
-      const pathsB = leaves({ ...detailB, ...summaryB }, '', new Map())
-      const zone = summaryA?.zone ?? summaryB!.zone
-      for (const field of new Set([...pathsA.keys(), ...pathsB.keys()])) {
-        const [x, y] = [pathsA.get(field) ?? null, pathsB.get(field) ?? null]
-        if (JSON.stringify(x) === JSON.stringify(y)) continue
-        changes.push({ country, zone, field, live: x, held: y })
-        changedZones.add(`${country}/${slug}`)
-      }
-    }
-    progress(i + 1, COUNTRIES.length + 1)
-  }
-
-  const publicFields = `listing_id, country, zone_no, operation, property_type, title, price_usd, price_local, currency, area_m2,
-    round(ppm2_usd, 2) as price_per_m2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at, listed_at, url`
-  const listed = await db.query<{ listing_id: string; a: Record<string, unknown> | null; b: Record<string, unknown> | null; total: unknown }>(
-    `with a as (select ${publicFields} from ${live.tables.listings} where public),
-          b as (select ${publicFields} from ${held.tables.listings} where public)
-     select listing_id, to_jsonb(a) as a, to_jsonb(b) as b, count(*) over () as total
-       from a full join b using (listing_id)
-      where to_jsonb(a) is distinct from to_jsonb(b)
-      order by listing_id limit ${LIST_LIMIT}`,
-  )
-  const [counts] = await db.query<{ a: unknown; b: unknown }>(
-    `select (select count(*) from ${live.tables.listings} where public) as a, (select count(*) from ${held.tables.listings} where public) as b`,
-  )
-  progress(COUNTRIES.length + 1, COUNTRIES.length + 1)
-  const listingChanges = listed.map((r): ListingChange => {
-    const fields: ListingChange['fields'] = {}
-    for (const field of new Set([...Object.keys(r.a ?? {}), ...Object.keys(r.b ?? {})])) {
-      if (field === 'listing_id') continue
-      const [x, y] = [r.a?.[field] ?? null, r.b?.[field] ?? null]
-      if (JSON.stringify(x) !== JSON.stringify(y)) fields[field] = { live: x, held: y }
-    }
-    return { listing_id: r.listing_id, change: r.a === null ? 'added' : r.b === null ? 'removed' : 'changed', fields }
-  })
-  const listingsChanged = toNumber(listed[0]?.total ?? 0)
-  return {
-    projection: 'listings',
-    live: live.id,
-    held: held.id,
-    summary:
-      `listings ${live.id} (live) → ${held.id} (held): ${changes.length} figure(s) differ in ${changedZones.size} of ${compared} zones; ` +
-      `${listingsChanged} of ${toNumber(counts?.b ?? 0)} public listings differ`,
-    zones: { compared, changed: changedZones.size, figures_changed: changes.length, changes: changes.slice(0, LIST_LIMIT) },
-    listings: {
-      compared_live: toNumber(counts?.a ?? 0),
-      compared_held: toNumber(counts?.b ?? 0),
-      changed: listingsChanged,
-      changes: listingChanges,
-    },
-  }
-}
-
-// ---- other read models: row by row --------------------------------------------------------------
-
-async function primaryKey(db: Db, table: string): Promise<string[]> {
-  const rows = await db.query<{ name: string }>(
-    `select a.attname as name from pg_index i
-       join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)
-      where i.indrelid = $1::regclass and i.indisprimary
-      order by array_position(i.indkey::int2[], a.attnum)`,
-    [table],
-  )
-  return rows.map((r) => r.name)
-}
-
-async function diffRows(db: Db, projection: string, live: LiveGeneration, held: LiveGeneration): Promise<ProjectionDiff> {
-  const tables: NonNullable<ProjectionDiff['tables']> = []
-  for (const key of Object.keys(live.tables)) {
-    const [a, b] = [live.tables[key]!, held.tables[key]!]
-    const columns = await primaryKey(db, b)
-    const using = columns.join(', ')
-    const rows = await db.query<{ k: Record<string, unknown>; a: Record<string, unknown> | null; b: Record<string, unknown> | null; total: unknown }>(
-      `select jsonb_build_object(${columns.map((c) => `'${c}', ${c}`).join(', ')}) as k, to_jsonb(a) as a, to_jsonb(b) as b,
-              count(*) over () as total
-         from ${a} a full join ${b} b using (${using})
-        where to_jsonb(a) is distinct from to_jsonb(b)
-        order by ${using} limit ${LIST_LIMIT}`,
-    )
-    const [counts] = await db.query<{ a: unknown; b: unknown }>(`select (select count(*) from ${a}) as a, (select count(*) from ${b}) as b`)
-    tables.push({
-      table: key,
-      rows_live: toNumber(counts?.a ?? 0),
-      rows_held: toNumber(counts?.b ?? 0),
-      changed: toNumber(rows[0]?.total ?? 0),
-      changes: rows.map((r) => ({ key: r.k, live: r.a, held: r.b })),
-    })
-  }
-  const changed = tables.reduce((sum, t) => sum + t.changed, 0)
-  return {
-    projection,
-    live: live.id,
-    held: held.id,
-    summary: `${projection} ${live.id} (live) → ${held.id} (held): ${changed} row(s) differ (${tables.map((t) => `${t.table} ${t.changed} of ${t.rows_held}`).join(', ')})`,
-    tables,
-  }
 }

@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { CountryParameter, countryParam, type Problems, throwIfProblems } from '../market/query-params.ts'
-import { ZONE_SLUG_PATTERN } from '../market/zone-name.ts'
+import { CountryParameter, countryParam, type Problems, throwIfProblems } from '../http/query-params.ts'
+import { ZONE_SLUG_PATTERN } from '../domain/market/zone-name.ts'
 import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
 import { echo, notFound } from '../shared/errors.ts'
 import type { Clock } from '../shared/random.ts'
-import type { ReadyZones } from './ready.ts'
-import { ZoneDetailResponse, ZonesResponse } from './schemas.ts'
+import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
+import { ZoneDetailResponse, ZonesResponse } from '../domain/market/zone-figures.ts'
 
 const CountryQuery = Type.Object({ country: CountryParameter })
 const SlugParams = Type.Object({ slug: Type.String({ pattern: ZONE_SLUG_PATTERN, description: 'zone, form zona-N', examples: ['zona-3'] }) })

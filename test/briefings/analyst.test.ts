@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { CONFIDENCE_LEVELS } from '../../src/briefings/analysis.ts'
-import type { ZoneFacts } from '../../src/briefings/facts.ts'
-import { PERSONAS, type Persona } from '../../src/briefings/personas/index.ts'
-import { localAnalyst } from '../../src/briefings/writer.ts'
+import { CONFIDENCE_LEVELS } from '../../src/domain/briefings/analysis.ts'
+import type { ZoneFacts } from '../../src/domain/briefings/facts.ts'
+import { PERSONAS, type Persona } from '../../src/domain/briefings/personas/index.ts'
+import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { bodyArbs, facts, factsArb } from './fixtures.ts'
 
 const RUNS = { numRuns: 300 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { MIN_DEMO_LISTINGS } from '../../src/demo/market.ts'
 import { seedDemo } from '../../src/demo/seed.ts'
-import type { QuotaAuditEntry } from '../../src/briefings/audit.ts'
+import type { QuotaAuditEntry } from '../../src/audit/quota.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { databaseTargets } from '../support/databases.ts'
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
-import { cacheKeyOf, canonicalJson } from '../../src/briefings/cache-key.ts'
-import { PERSONAS } from '../../src/briefings/personas/index.ts'
+import { cacheKeyOf, canonicalJson } from '../../src/domain/briefings/cache-key.ts'
+import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
 import { bodyArbs } from './fixtures.ts'
 
 const shuffled = <T>(items: readonly T[], seed: number) =>

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { countryContext, zoneFactsFrom } from '../../src/briefings/facts.ts'
-import { PERSONAS } from '../../src/briefings/personas/index.ts'
-import { localAnalyst } from '../../src/briefings/writer.ts'
-import { listZones } from '../../src/zones/queries.ts'
+import { countryContext } from '../../src/domain/briefings/facts.ts'
+import { zoneFactsFrom } from '../../src/briefings/facts-source.ts'
+import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
+import { localAnalyst } from '../../src/domain/briefings/writer.ts'
+import { listZones } from '../../projections/listings/zone-statistics.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { ANCHOR, type Market, openMarket } from '../support/market.ts'
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
-import type { CountryContext, SegmentStats, ZoneDetail, ZoneFacts, ZoneFactsSource } from '../../src/briefings/facts.ts'
-import { BEDROOM_GROUPS, type Country, PROPERTY_TYPES } from '../../src/market/vocabulary.ts'
+import type { CountryContext, SegmentStats, ZoneDetail, ZoneFacts, ZoneFactsSource } from '../../src/domain/briefings/facts.ts'
+import { BEDROOM_GROUPS, type Country, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'
 
 /** A plausible zone (Guatemala City-like figures); every field can be overridden. */
 export function zoneDetail(overrides: Partial<ZoneDetail> = {}): ZoneDetail {

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { quotaAudit } from '../../src/briefings/audit.ts'
-import { quotaStream } from '../../src/briefings/events.ts'
+import { quotaAudit } from '../../src/audit/quota.ts'
+import { quotaStream } from '../../src/domain/briefings/events.ts'
 import {
   decideIdempotency,
   type IdempotencyState,
   type IdempotentRequest,
   idempotencyStream,
   parseIdempotencyKey,
-} from '../../src/briefings/idempotency.ts'
-import { BriefingReadModel } from '../../src/briefings/read-model.ts'
+} from '../../src/domain/briefings/idempotency.ts'
+import { BriefingReadModel } from '../../projections/briefings/read-model.ts'
 import { type BriefingService, briefingService, type Caller } from '../../src/briefings/service.ts'
-import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
+import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'

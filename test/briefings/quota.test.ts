@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { decideCharge, quotaExceeded, quotaMonth, usageOf } from '../../src/briefings/quota.ts'
+import { decideCharge, quotaExceeded, quotaMonth, usageOf } from '../../src/domain/briefings/quota.ts'
 
 const policy = { pro: 50, enterprise: 500 }
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { DEMO_DEFAULTS, generateDemoFeed, HISTORY_DAYS, MIN_DEMO_LISTINGS } from '../../src/demo/market.ts'
-import { type FeedRecord, parseFeedLine } from '../../src/listings/feed.ts'
-import { DEFAULT_FX } from '../../src/market/fx.ts'
-import { COUNTRIES, COUNTRY_CURRENCIES, PROPERTY_TYPES } from '../../src/market/vocabulary.ts'
+import { type FeedRecord, parseFeedLine } from '../../src/domain/listings/feed.ts'
+import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
+import { COUNTRIES, COUNTRY_CURRENCIES, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'
 import { ANCHOR } from '../support/market.ts'
 
 const DAY = 86_400_000

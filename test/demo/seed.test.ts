@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { lacksMarketData, seedDemo } from '../../src/demo/seed.ts'
 import { ingestLines } from '../../src/listings/ingest.ts'
-import { DEFAULT_FX } from '../../src/market/fx.ts'
+import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { databaseTargets } from '../support/databases.ts'

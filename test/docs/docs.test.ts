@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { FeedLine, parseFeedLine } from '../../src/listings/feed.ts'
+import { FeedLine, parseFeedLine } from '../../src/domain/listings/feed.ts'
 import { type ErrorCode, httpStatus } from '../../src/shared/errors.ts'
 
 /** The user documentation says what the code does: these specifications fail when one drifts from the other. */

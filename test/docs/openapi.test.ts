@@ -7,7 +7,7 @@ import openapiTS, { astToString } from 'openapi-typescript'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { declaredAccess } from '../../src/http/gate.ts'
-import { localAnalyst } from '../../src/briefings/writer.ts'
+import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { AppError } from '../../src/shared/errors.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 

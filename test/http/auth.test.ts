@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { formatApiKey } from '../../src/keys/api-key.ts'
+import { formatApiKey } from '../../src/domain/keys/api-key.ts'
 import { Elysia } from 'elysia'
 import { apiFeatures, buildApp } from '../../src/http/app.ts'
 import { declaredAccess } from '../../src/http/gate.ts'

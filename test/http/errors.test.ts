@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { buildApp } from '../../src/http/app.ts'
 import { openKeyIndex, openListingInventory, openReadyZones, storageOn, type Storage } from '../../src/system.ts'
-import type { ReadyZones } from '../../src/zones/ready.ts'
+import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { runOperatorCommand } from '../../src/operator/commands.ts'
 import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
-import type { KeyIndex } from '../../src/keys/key-index.ts'
+import type { KeyIndex } from '../../projections/owners-and-keys/key-index.ts'
 
 describe('a bug inside a handler', () => {
   let storage: Storage
@@ -24,7 +24,7 @@ describe('a bug inside a handler', () => {
     await runOperatorCommand(ctx, 'owner create', { id: 'acme', tier: 'enterprise' })
     key = ((await runOperatorCommand(ctx, 'key issue', { owner: 'acme', scopes: ['read'], actor: 'acme' })) as { key: string }).key
     await storage.runner.catchUp()
-    await keys.refresh()
+    await keys.settled()
   })
   afterAll(async () => {
     keys.stop()

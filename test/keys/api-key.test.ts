@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { formatApiKey, hashApiKey, isWellFormedApiKey, keyHint } from '../../src/keys/api-key.ts'
+import { formatApiKey, hashApiKey, isWellFormedApiKey, keyHint } from '../../src/domain/keys/api-key.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
 import { BASE62 } from '../../src/shared/base62.ts'
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { type ApiKey, type KeyCommand, decideKey, evolveKey, initialKey } from '../../src/keys/key.ts'
-import type { Owner } from '../../src/owners/owner.ts'
+import { type ApiKey, type KeyCommand, decideKey, evolveKey, initialKey } from '../../src/domain/keys/key.ts'
+import type { Owner } from '../../src/domain/owners/owner.ts'
 
 const at = '2026-11-01T10:00:00.000Z'
 const owner = (id: string, tier: 'free' | 'pro' | 'enterprise' | 'admin', status: 'active' | 'inactive' = 'active'): Owner => ({ status, id, tier })

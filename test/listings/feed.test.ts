@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseFeedLine } from '../../src/listings/feed.ts'
+import { parseFeedLine } from '../../src/domain/listings/feed.ts'
 import { aLine } from '../support/market.ts'
 
 const NOW = new Date('2026-04-01T00:00:00.000Z')

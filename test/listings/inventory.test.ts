@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { highestCentsAtMost, type ListingKey, ListingIndex, lowestCentsAtLeast } from '../../src/listings/inventory.ts'
-import type { ListingSearch } from '../../src/listings/search.ts'
+import { highestCentsAtMost, type ListingKey, ListingIndex, lowestCentsAtLeast } from '../../projections/listings/inventory-index.ts'
+import type { ListingSearch } from '../../projections/listings/search.ts'
 
 const aKey = (overrides: Partial<ListingKey> = {}): ListingKey => ({
   id: 'lst_a',

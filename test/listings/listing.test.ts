@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { FeedRecord } from '../../src/listings/feed.ts'
+import type { FeedRecord } from '../../src/domain/listings/feed.ts'
 import {
   decideListing,
   evolveListing,
@@ -9,8 +9,8 @@ import {
   listingId,
   listingStream,
   untracked,
-} from '../../src/listings/listing.ts'
-import { DEFAULT_FX, type FxTable } from '../../src/market/fx.ts'
+} from '../../src/domain/listings/listing.ts'
+import { DEFAULT_FX, type FxTable } from '../../src/domain/market/fx.ts'
 import { aRecord } from '../support/market.ts'
 
 const LATER = '2026-03-05T12:00:00.000Z'

@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listingRoutes } from '../../src/listings/routes.ts'
-import { ListingsResponse } from '../../src/listings/search.ts'
+import { ListingsResponse } from '../../projections/listings/search.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { type Get, type Market, invalidRequest, mountedOn, openMarket } from '../support/market.ts'
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_FX, toUsd } from '../../src/market/fx.ts'
-import { divideRounded, sharesSummingToOne } from '../../src/market/rounding.ts'
+import { DEFAULT_FX, toUsd } from '../../src/domain/market/fx.ts'
+import { divideRounded, sharesSummingToOne } from '../../src/domain/market/rounding.ts'
 
 describe('rounding of published numbers', () => {
   it('rounds halves away from zero, like PostgreSQL round(numeric)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { countryFrom } from '../../src/market/vocabulary.ts'
-import { zoneName, zoneNumberOfName, zoneNumberOfSlug, zoneSlug } from '../../src/market/zone-name.ts'
+import { countryFrom } from '../../src/domain/market/vocabulary.ts'
+import { zoneName, zoneNumberOfName, zoneNumberOfSlug, zoneSlug } from '../../src/domain/market/zone-name.ts'
 
 describe('zone names and slugs', () => {
   it('round-trips Zona N and zona-N', () => {

@@ -9,8 +9,8 @@ import { runOperatorCommand } from '../../src/operator/commands.ts'
 import { exportEventsThrough, importEventsThrough } from '../../src/operator/events-file.ts'
 import { errorLine } from '../../src/operator/socket-handler.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
-import { allProjections } from '../../projections/index.ts'
-import { LiveTables } from '../../projections/live.ts'
+import { allProjections } from '../../src/system.ts'
+import { LiveTables } from '../../projections/engine/live-tables.ts'
 import { uniqueSchema } from '../support/databases.ts'
 
 const DATABASE_URL = process.env.DATABASE_URL

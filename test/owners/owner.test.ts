@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { type Owner, type OwnerCommand, OwnerId, decideOwner, evolveOwner, initialOwner } from '../../src/owners/owner.ts'
+import { type Owner, type OwnerCommand, OwnerId, decideOwner, evolveOwner, initialOwner } from '../../src/domain/owners/owner.ts'
 import { isValid } from '../../src/shared/validate.ts'
 
 const at = '2026-11-01T10:00:00.000Z'

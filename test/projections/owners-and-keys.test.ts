@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { apiKeysProjection } from '../../projections/api-keys.ts'
-import { liveTables } from '../../projections/live.ts'
-import { ownersProjection } from '../../projections/owners.ts'
+import { apiKeysProjection } from '../../projections/owners-and-keys/api-keys.ts'
+import { liveTables } from '../../projections/engine/live-tables.ts'
+import { ownersProjection } from '../../projections/owners-and-keys/owners.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { databaseTargets } from '../support/databases.ts'
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { allProjections } from '../../projections/index.ts'
-import { ProjectionRunner } from '../../projections/runner.ts'
+import { allProjections } from '../../src/system.ts'
+import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
 import { DEMO_DEFAULTS } from '../../src/demo/market.ts'

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { formatApiKey } from '../../src/keys/api-key.ts'
+import { formatApiKey } from '../../src/domain/keys/api-key.ts'
 import { eventually } from '../support/eventually.ts'
 import { type RawResponse, rawRequest } from '../support/raw-http.ts'
 import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'

@@ -1,16 +1,16 @@
 import type { Db } from '../../src/db/port.ts'
 import { buildApp } from '../../src/http/app.ts'
 import type { Logger } from '../../src/http/errors.ts'
-import type { KeyIndex } from '../../src/keys/key-index.ts'
-import type { ReadyZones } from '../../src/zones/ready.ts'
+import type { KeyIndex } from '../../projections/owners-and-keys/key-index.ts'
+import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { type OperatorContext, runOperatorCommand } from '../../src/operator/commands.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import type { RateLimiter, RateLimits } from '../../src/ratelimit/port.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
 import { type Storage, briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, projectionLagOf, storageOn } from '../../src/system.ts'
-import type { ListingInventory } from '../../src/listings/inventory-follower.ts'
+import type { ListingInventory } from '../../projections/listings/inventory.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
-import { type BriefingWriter, localAnalyst } from '../../src/briefings/writer.ts'
+import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
 
 export type TestSystem = {
   storage: Storage
@@ -80,7 +80,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const operator: OperatorContext = { ...storage, clock, random: cryptoRandom, progress: () => {} }
   const settle = async () => {
     await storage.runner.catchUp()
-    await keys.refresh()
+    await keys.settled()
     await zones.settled()
     await inventory.settled()
   }

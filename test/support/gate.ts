@@ -1,6 +1,6 @@
 import { type Gate, gate } from '../../src/http/gate.ts'
-import { formatApiKey, hashApiKey } from '../../src/keys/api-key.ts'
-import type { KeyLookup } from '../../src/keys/authenticate.ts'
+import { formatApiKey, hashApiKey } from '../../src/domain/keys/api-key.ts'
+import type { KeyLookup } from '../../src/http/authenticate.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { systemClock } from '../../src/shared/random.ts'
 

@@ -1,4 +1,4 @@
-import { EXACT_PPM2, type ListingsTables, listingsProjection } from '../../projections/listings.ts'
+import { EXACT_PPM2, type ListingsTables, listingsProjection } from '../../projections/listings/projection.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 

@@ -8,9 +8,9 @@
  * build:    `projections rebuild listings` (resuming an interrupted build, as the CLI does).
  * ingest:   `ingest FILE` as the CLI runs it on a store it opened itself, a line per batch recorded.
  */
-import { allProjections } from '../../projections/index.ts'
-import { listGenerations, generationId } from '../../projections/generations.ts'
-import { ProjectionRunner } from '../../projections/runner.ts'
+import { allProjections } from '../../src/system.ts'
+import { listGenerations, generationId } from '../../projections/engine/generations.ts'
+import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import { openPostgres } from '../../src/db/postgres.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'

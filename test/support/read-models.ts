@@ -1,5 +1,5 @@
-import { allProjections } from '../../projections/index.ts'
-import { type GenerationState, generationTables, listGenerations } from '../../projections/generations.ts'
+import { allProjections } from '../../src/system.ts'
+import { type GenerationState, generationTables, listGenerations } from '../../projections/engine/generations.ts'
 import type { Db } from '../../src/db/port.ts'
 
 /**

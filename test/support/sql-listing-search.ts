@@ -1,10 +1,10 @@
-import { listingsProjection } from '../../projections/listings.ts'
-import { liveTables } from '../../projections/live.ts'
+import { listingsProjection } from '../../projections/listings/projection.ts'
+import { liveTables } from '../../projections/engine/live-tables.ts'
 import { type Db, type Row, toIso, toNumber } from '../../src/db/port.ts'
-import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from '../../src/listings/search.ts'
-import type { Country, Currency, Operation, PropertyType } from '../../src/market/vocabulary.ts'
-import { isKnowableZoneNumber, zoneName, zoneSlug } from '../../src/market/zone-name.ts'
-import { daysOnMarket } from '../../src/zones/statistics.ts'
+import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from '../../projections/listings/search.ts'
+import type { Country, Currency, Operation, PropertyType } from '../../src/domain/market/vocabulary.ts'
+import { isKnowableZoneNumber, zoneName, zoneSlug } from '../../src/domain/market/zone-name.ts'
+import { daysOnMarket } from '../../src/domain/market/statistics.ts'
 
 /**
  * GET /listings as SQL answers it from the live generation of the listings read model: the search

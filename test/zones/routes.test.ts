@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ZoneDetailResponse, ZonesResponse } from '../../src/zones/schemas.ts'
+import { ZoneDetailResponse, ZonesResponse } from '../../src/domain/market/zone-figures.ts'
 import { zoneRoutes } from '../../src/zones/routes.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { type Get, type Market, invalidRequest, mountedOn, openMarket } from '../support/market.ts'

@@ -1,0 +1,52 @@
+import { isBriefingEvent, QUOTA_CATEGORY } from '../../src/domain/briefings/events.ts'
+import type { RecordedEvent } from '../../src/eventstore/port.ts'
+import { type Projection, type RowChange, sql, type Tables } from '../engine/projection.ts'
+
+/**
+ * Briefings charged per owner per quota month, for `usage` and /health. Each quota stream holds
+ * only BriefingGenerated events, so its revision + 1 is the count (idempotent, order-proof).
+ * Enforcement never relies on this table: the charge itself is checked by the event store.
+ */
+export const briefingUsageProjection: Projection<'usage'> = {
+  name: 'briefing_usage',
+  version: 1,
+  categories: [QUOTA_CATEGORY],
+  tables: { usage: 'briefing_usage' },
+  schema: (t) => [
+    `create table if not exists ${t.usage} (
+      owner_id text not null,
+      month text not null,
+      used integer not null,
+      last_at timestamptz not null,
+      position bigint not null,
+      primary key (owner_id, month)
+    )`,
+  ],
+  indexes: () => [],
+  apply(event: RecordedEvent, t: Tables<'usage'>): RowChange[] {
+    const domain = { type: event.type, data: event.data }
+    if (!isBriefingEvent(domain)) return []
+    switch (domain.type) {
+      case 'BriefingGenerated':
+        return [
+          sql(
+            `insert into ${t.usage} (owner_id, month, used, last_at, position) values ($1, $2, $3, $4, $5)
+             on conflict (owner_id, month) do update
+               set used = excluded.used, last_at = excluded.last_at, position = excluded.position
+             where ${t.usage}.used < excluded.used`,
+            domain.data.owner_id,
+            domain.data.quota_month,
+            event.revision + 1,
+            domain.data.at,
+            event.position,
+          ),
+        ]
+      case 'BriefingServedFromCache':
+        return []
+      default: {
+        const never: never = domain
+        throw new Error(`unhandled ${JSON.stringify(never)}`)
+      }
+    }
+  },
+}

@@ -1,0 +1,150 @@
+import type { RecordedEvent } from '../../src/eventstore/port.ts'
+import { AppError } from '../../src/shared/errors.ts'
+import { Coalesced } from './coalesce.ts'
+import { generationTables } from './generations.ts'
+import type { LiveGeneration, LiveTables } from './live-tables.ts'
+import type { Projection } from './projection.ts'
+
+/** Tells of every batch the live generation of a projection now holds (ProjectionRunner.onLiveAdvanced). */
+export type LiveAdvancing = {
+  onLiveAdvanced(listener: (projection: string, events: readonly RecordedEvent[]) => void): () => void
+}
+
+/** What an in-memory copy of a read model does; `followLive` does the rest. */
+export type FollowSpec<S> = {
+  /** The read model followed; its live generation is what the state is always of. */
+  projection: Projection
+  /** What requests waiting for the state are told when it cannot be had: `zone statistics`. */
+  what: string
+  /** The whole state of a generation, read from its tables. */
+  load(generation: LiveGeneration): Promise<S>
+  /**
+   * The state brought up to date with events the generation now holds (the same object, changed, or
+   * a new one). Without it, every batch loads the generation whole again.
+   */
+  advance?(state: S, events: readonly RecordedEvent[], generation: LiveGeneration): Promise<S>
+  /** Pause before a pass asked for while the previous one ran, given how long that took. */
+  pause?: (lastPassMs: number) => number
+}
+
+export type Follower<S> = {
+  /**
+   * The state of the live generation: at once, or a promise while another generation (or the first)
+   * is loading, so that no answer comes from a generation that is no longer live. Rejects with
+   * `service_unavailable` when that load failed (it is retried).
+   */
+  current(): S | Promise<S>
+  /** The state last loaded, without waiting: during a switch, still the previous generation's (undefined before the first load). */
+  latest(): S | undefined
+  /** The generation the state is of (null before the first load). */
+  readonly generation: LiveGeneration | null
+  /** Settles when every notice received so far is reflected in the state (or failed, to be retried). */
+  settled(): Promise<void>
+  stop(): void
+}
+
+/** After a failed pass the next comes this long later, doubling up to 10 s. */
+const RETRY_MS = 1000
+
+type Deferred = { promise: Promise<void>; resolve(): void; reject(error: unknown): void }
+function deferred(): Deferred {
+  let resolve!: () => void
+  let reject!: (error: unknown) => void
+  const promise = new Promise<void>((ok, fail) => {
+    resolve = ok
+    reject = fail
+  })
+  // Nobody may be waiting when it fails: that must not count as unhandled.
+  promise.catch(() => {})
+  return { promise, resolve, reject }
+}
+
+/**
+ * The one follow loop: keeps an in-memory state of a read model's live generation current.
+ *
+ * - Events of each batch the live generation settles (applied by this process or another) are
+ *   queued; one pass at a time applies everything queued (`advance`), so notices arriving during a
+ *   pass coalesce into the next one.
+ * - A promotion or rollback (a new live generation) loads that generation whole and swaps it in at
+ *   once; requests meanwhile wait for it.
+ * - A failed pass keeps what it had not applied and is retried with back-off (1 s doubling to 10 s),
+ *   reported to `onError`; a failed load makes waiting requests answer `service_unavailable`.
+ *
+ * The first load starts at once; `await follower.settled()` waits for it.
+ */
+export function followLive<S>(
+  sources: { live: LiveTables; advancing: LiveAdvancing },
+  spec: FollowSpec<S>,
+  onError: (error: unknown) => void,
+): Follower<S> {
+  let state: { generation: LiveGeneration; value: S } | null = null
+  let queued: RecordedEvent[] = []
+  /** A generation to load whole: the first, or the one a switch made live. */
+  let loading: LiveGeneration | 'first' | null = 'first'
+  let waiting: Deferred | null = deferred()
+
+  async function pass(): Promise<void> {
+    if (loading) {
+      const target = loading
+      queued = []
+      const generation = target === 'first' ? await sources.live.of(spec.projection) : target
+      let value: S
+      try {
+        value = await spec.load(generation)
+      } catch (error) {
+        waiting?.reject(new AppError('service_unavailable', `${spec.what} are being loaded; retry in a moment`, {}, { 'Retry-After': '1' }))
+        waiting = deferred()
+        throw error
+      }
+      // Another switch came meanwhile: that one is loaded next, and requests keep waiting.
+      if (loading !== target) return passes.kick()
+      loading = null
+      state = { generation, value }
+      waiting?.resolve()
+      waiting = null
+      return
+    }
+    if (!state || queued.length === 0) return
+    const events = queued
+    queued = []
+    const { generation } = state
+    try {
+      const value = await spec.advance!(state.value, events, generation)
+      if (state.generation === generation) state = { generation, value }
+    } catch (error) {
+      queued = [...events, ...queued]
+      throw error
+    }
+  }
+
+  const passes = new Coalesced(pass, { onError, retryMs: RETRY_MS, pause: spec.pause })
+  const unsubscribe = [
+    sources.advancing.onLiveAdvanced((projection, events) => {
+      if (projection !== spec.projection.name) return
+      if (spec.advance) queued.push(...events)
+      else if (!loading && state) loading = state.generation
+      passes.kick()
+    }),
+    sources.live.onChange((projection, generation) => {
+      if (projection !== spec.projection.name) return
+      // A switch names the generation only: its tables follow from the projection.
+      loading = { ...generation, tables: generationTables(spec.projection, generation) }
+      waiting ??= deferred()
+      passes.kick()
+    }),
+  ]
+  passes.kick()
+
+  return {
+    current: () => (waiting ? waiting.promise.then(() => state!.value) : state!.value),
+    latest: () => state?.value,
+    get generation() {
+      return state?.generation ?? null
+    },
+    settled: () => passes.settled(),
+    stop() {
+      for (const stop of unsubscribe.splice(0)) stop()
+      passes.stop()
+    },
+  }
+}

@@ -1,0 +1,394 @@
+import { listingsProjection } from './projection.ts'
+import { generationTables } from '../engine/generations.ts'
+import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
+import type { LiveAdvancedListener } from '../engine/runner.ts'
+import { type Db, type Row, toIso, toNumber } from '../../src/db/port.ts'
+import type { Country, Currency, Operation, PropertyType } from '../../src/domain/market/vocabulary.ts'
+import { zoneName, zoneSlug } from '../../src/domain/market/zone-name.ts'
+import { daysOnMarket } from '../../src/domain/market/statistics.ts'
+import { type ListingKey, ListingIndex } from './inventory-index.ts'
+import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from './search.ts'
+
+/**
+ * Full records kept in memory. The whole public inventory is loaded at start when it fits; beyond,
+ * the most recently served ones are kept and a page's missing records come in one query by id.
+ */
+export const RECORD_CAPACITY = 50_000
+/** Pause before loading a generation again after its load failed. */
+const RETRY_MS = 1000
+
+/** A listing's record without what depends on the request time; `used` orders evictions. */
+type CachedListing = Omit<ListingRecord, 'days_on_market'> & { listedMs: number; used: number }
+
+type RecordRow = Row & {
+  listing_id: string
+  country: Country
+  zone_no: number
+  operation: Operation
+  property_type: PropertyType
+  title: string
+  price_usd: string
+  price_local: number
+  currency: Currency
+  area_m2: number
+  ppm2_usd: string
+  bedrooms: number
+  bathrooms: number
+  broker_id: string
+  broker_name: string
+  verified_at: unknown
+  listed_at: unknown
+  url: string | null
+}
+type KeyRow = Row & {
+  listing_id: string
+  country: string
+  zone_no: number
+  operation: string
+  property_type: string
+  listed_us: unknown
+  cents: unknown
+}
+
+/** Price per m² rounded once, in SQL (half away from zero, from the exact quotient). */
+const RECORD_COLUMNS = `listing_id, country, zone_no, operation, property_type, title, price_usd::text as price_usd, price_local,
+  currency, area_m2, round(ppm2_usd, 2)::text as ppm2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at, listed_at, url`
+/** listed_at to the microsecond (timestamptz precision, exact below 2^53) and the price in whole cents. */
+const LISTED_US = '(extract(epoch from listed_at) * 1000000)::int8'
+const CENTS = '(price_usd * 100)::int8'
+
+/**
+ * A whole generation arrives as one row per country, zone, operation and property type, its
+ * listings as `id,listed_us,cents,…`: far fewer rows to decode than one per listing, and less
+ * memory while loading.
+ */
+type GroupRow = Row & { country: string; zone_no: number; operation: string; property_type: string; listings: string }
+
+function* keysOfGroups(groups: readonly GroupRow[]): Generator<ListingKey> {
+  for (const group of groups) {
+    const fields = group.listings.split(',')
+    for (let i = 0; i + 2 < fields.length; i += 3) {
+      yield {
+        id: fields[i]!,
+        country: group.country,
+        zone: group.zone_no,
+        operation: group.operation,
+        propertyType: group.property_type,
+        listedMicros: Number(fields[i + 1]),
+        priceCents: Number(fields[i + 2]),
+      }
+    }
+  }
+}
+
+const keyOf = (row: KeyRow): ListingKey => ({
+  id: row.listing_id,
+  country: row.country,
+  zone: row.zone_no,
+  operation: row.operation,
+  propertyType: row.property_type,
+  listedMicros: toNumber(row.listed_us),
+  priceCents: toNumber(row.cents),
+})
+
+const cachedOf = (r: RecordRow): CachedListing => {
+  const listedAt = toIso(r.listed_at)
+  return {
+    id: r.listing_id,
+    country: r.country,
+    zone: zoneName(r.zone_no),
+    zone_slug: zoneSlug(r.zone_no),
+    operation: r.operation,
+    property_type: r.property_type,
+    title: r.title,
+    price_usd: Number(r.price_usd),
+    price_local: r.price_local,
+    currency: r.currency,
+    area_m2: r.area_m2,
+    price_per_m2_usd: Number(r.ppm2_usd),
+    bedrooms: r.bedrooms,
+    bathrooms: r.bathrooms,
+    broker: { id: r.broker_id, name: r.broker_name },
+    verified_at: toIso(r.verified_at),
+    listed_at: listedAt,
+    listedMs: Date.parse(listedAt),
+    url: r.url,
+    used: 0,
+  }
+}
+
+const recordAt = (c: CachedListing, nowMs: number): ListingRecord => ({
+  id: c.id,
+  country: c.country,
+  zone: c.zone,
+  zone_slug: c.zone_slug,
+  operation: c.operation,
+  property_type: c.property_type,
+  title: c.title,
+  price_usd: c.price_usd,
+  price_local: c.price_local,
+  currency: c.currency,
+  area_m2: c.area_m2,
+  price_per_m2_usd: c.price_per_m2_usd,
+  bedrooms: c.bedrooms,
+  bathrooms: c.bathrooms,
+  broker: c.broker,
+  verified_at: c.verified_at,
+  listed_at: c.listed_at,
+  days_on_market: daysOnMarket(nowMs, c.listedMs),
+  url: c.url,
+})
+
+/** What the inventory follows: the runner's notice that the live generation holds more events. */
+export type LiveAdvancing = { onLiveAdvanced(listener: LiveAdvancedListener): () => void }
+
+export type InventoryOptions = { recordCapacity?: number; onError?: (error: unknown) => void }
+
+/**
+ * GET /listings from memory: the public listings of the live generation of the listings read model,
+ * as a ListingIndex plus their records (see RECORD_CAPACITY).
+ *
+ * - Follows every batch the live generation settles (applied by this or another process, see
+ *   ProjectionRunner.onLiveAdvanced): the listings named by its events are read again (one query)
+ *   and moved, added or taken out at once. Notices arriving meanwhile make one more pass after.
+ * - On a promotion or rollback it loads the new live generation whole; requests arriving meanwhile
+ *   wait for it, so a generation that is no longer live is never served.
+ */
+export class ListingInventory {
+  private index = new ListingIndex()
+  private records = new Map<string, CachedListing>()
+  /** The generation loaded, with its listings table. */
+  private generation!: { id: string; listings: string }
+  private readonly pendingIds = new Set<string>()
+  private pendingSwitch: LiveGeneration | null = null
+  /** Set while a promoted or rolled back generation loads: requests wait for it. */
+  private switching: { promise: Promise<void>; resolve(): void; reject(error: unknown): void } | null = null
+  private running: Promise<void> | null = null
+  /** Counts records served, for evictions. */
+  private served = 0
+  /** Bumped by every change of the index, so a record fetch that raced one is not kept. */
+  private changes = 0
+  private retry: ReturnType<typeof setTimeout> | undefined
+  private readonly unsubscribe: (() => unknown)[] = []
+  private readonly capacity: number
+  private readonly onError: (error: unknown) => void
+
+  private constructor(
+    private readonly db: Db,
+    options: InventoryOptions,
+  ) {
+    this.capacity = options.recordCapacity ?? RECORD_CAPACITY
+    this.onError = options.onError ?? (() => {})
+  }
+
+  /** Loads the live generation's public listings and follows the runner and generation switches from then on. */
+  static async open(db: Db, runner: LiveAdvancing, options: InventoryOptions = {}): Promise<ListingInventory> {
+    const inventory = new ListingInventory(db, options)
+    const live = liveTables(db)
+    inventory.unsubscribe.push(
+      runner.onLiveAdvanced((projection, events) => {
+        if (projection !== listingsProjection.name) return
+        for (const event of events) {
+          const id = (event.data as { listing_id?: unknown }).listing_id
+          if (typeof id === 'string') inventory.pendingIds.add(id)
+        }
+        inventory.kick()
+      }),
+      live.onChange((projection, generation) => {
+        if (projection === listingsProjection.name) inventory.switchTo(generation)
+      }),
+    )
+    await inventory.load(await live.of(listingsProjection))
+    return inventory
+  }
+
+  /** The page `search` asks for, as the SQL of the live generation would answer it; `now` gives days on market. */
+  async search(search: ListingSearch, now: Date): Promise<ListingsResponse> {
+    while (this.switching) await this.switching.promise
+    const { total, ids } = this.index.search(search)
+    const nowMs = now.getTime()
+    const listings = await this.recordsOf(ids)
+    const end = search.offset + listings.length
+    // Beyond MAX_OFFSET a next page could not be asked for: narrower filters reach those listings.
+    return {
+      ok: true,
+      count: listings.length,
+      total,
+      limit: search.limit,
+      offset: search.offset,
+      next_offset: end < total && end <= MAX_OFFSET ? end : null,
+      listings: listings.map((c) => recordAt(c, nowMs)),
+    }
+  }
+
+  /** Resolves when every notice received so far is reflected in the answers. */
+  async settled(): Promise<void> {
+    while (this.running) await this.running
+  }
+
+  stop(): void {
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe()
+    clearTimeout(this.retry)
+  }
+
+  /** Listings and cached records, for measurements. */
+  get size(): { listings: number; records: number } {
+    return { listings: this.index.size, records: this.records.size }
+  }
+
+  // ---- internals --------------------------------------------------------------------------------
+
+  private switchTo(generation: LiveGeneration): void {
+    this.pendingSwitch = generation
+    if (!this.switching) {
+      let resolve!: () => void
+      let reject!: (error: unknown) => void
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res
+        reject = rej
+      })
+      // A request may never await it (no request during the switch): a failure must not go unhandled.
+      promise.catch(() => {})
+      this.switching = { promise, resolve, reject }
+    }
+    this.kick()
+  }
+
+  private kick(): void {
+    this.running ??= this.drain().finally(() => {
+      this.running = null
+    })
+  }
+
+  /** Applies what is pending until nothing is: a switch loads whole, otherwise the named listings are read again. */
+  private async drain(): Promise<void> {
+    for (;;) {
+      const generation = this.pendingSwitch
+      if (generation) {
+        this.pendingSwitch = null
+        this.pendingIds.clear()
+        try {
+          await this.load(generation)
+        } catch (error) {
+          this.onError(error)
+          const switching = this.switching
+          this.switching = null
+          switching?.reject(error)
+          // Requests fail rather than see the old generation until the new one loads.
+          this.pendingSwitch ??= generation
+          this.switchTo(this.pendingSwitch)
+          this.retry = setTimeout(() => this.kick(), RETRY_MS)
+          this.retry.unref?.()
+          return
+        }
+        if (!this.pendingSwitch) {
+          this.switching?.resolve()
+          this.switching = null
+        }
+        continue
+      }
+      if (this.pendingIds.size === 0) return
+      const ids = [...this.pendingIds]
+      this.pendingIds.clear()
+      try {
+        await this.reread(ids)
+      } catch (error) {
+        this.onError(error)
+        for (const id of ids) this.pendingIds.add(id)
+        this.retry = setTimeout(() => this.kick(), RETRY_MS)
+        this.retry.unref?.()
+        return
+      }
+    }
+  }
+
+  /** Loads the public listings of `generation` whole and swaps them in at once. */
+  private async load(generation: LiveGeneration): Promise<void> {
+    // A switch names the generation only: its tables follow from the projection.
+    const table = generationTables(listingsProjection, generation).listings
+    const groups = await this.db.query<GroupRow>(
+      `select country, zone_no, operation, property_type, string_agg(listing_id || ',' || ${LISTED_US} || ',' || ${CENTS}, ',') as listings
+         from ${table} where public group by country, zone_no, operation, property_type`,
+    )
+    const index = ListingIndex.of(keysOfGroups(groups))
+    const records = new Map<string, CachedListing>()
+    if (index.size <= this.capacity) {
+      for (const row of await this.db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${table} where public`)) {
+        records.set(row.listing_id, cachedOf(row))
+      }
+    }
+    this.index = index
+    this.records = records
+    this.generation = { id: generation.id, listings: table }
+    this.changes += 1
+  }
+
+  /** Reads the listings `ids` again and moves, adds or removes each at once. */
+  private async reread(ids: readonly string[]): Promise<void> {
+    const table = this.generation.listings
+    const generation = this.generation
+    const rows = await this.db.query<KeyRow & RecordRow & { public: boolean }>(
+      `select ${RECORD_COLUMNS}, ${LISTED_US} as listed_us, ${CENTS} as cents, public
+         from ${table} where listing_id = any($1::text[])`,
+      [ids],
+    )
+    // A switch loaded meanwhile holds these rows already, from the generation now live.
+    if (generation !== this.generation) return
+    const found = new Map(rows.map((row) => [row.listing_id, row]))
+    for (const id of ids) {
+      const row = found.get(id)
+      if (!row?.public) {
+        this.index.remove(id)
+        this.records.delete(id)
+        continue
+      }
+      this.index.put(keyOf(row))
+      this.remember(cachedOf(row))
+    }
+    this.evict()
+    this.changes += 1
+  }
+
+  /**
+   * The records of `ids`, in order: from memory, the missing ones in one query by primary key. What
+   * memory holds is taken before the query: other requests may evict it meanwhile.
+   */
+  private async recordsOf(ids: readonly string[]): Promise<CachedListing[]> {
+    const found = ids.map((id) => {
+      const cached = this.records.get(id)
+      if (cached) cached.used = ++this.served
+      return cached
+    })
+    const missing = ids.filter((_, i) => found[i] === undefined)
+    if (missing.length === 0) return found as CachedListing[]
+    const changes = this.changes
+    const table = this.generation.listings
+    const rows = await this.db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${table} where listing_id = any($1::text[])`, [missing])
+    const fetched = new Map(rows.map((row) => [row.listing_id, cachedOf(row)]))
+    // Rows read while the index changed may be older than what it holds: served, not kept.
+    if (changes === this.changes) {
+      for (const cached of fetched.values()) this.remember(cached)
+      this.evict()
+    }
+    return ids.map((id, i) => {
+      const cached = found[i] ?? fetched.get(id)
+      if (!cached) throw new Error(`listing ${id} is in the inventory but not in ${table}`)
+      return cached
+    })
+  }
+
+  private remember(cached: CachedListing): void {
+    cached.used = ++this.served
+    this.records.set(cached.id, cached)
+  }
+
+  /**
+   * Least recently served records go first, in batches of a tenth of the capacity: per record
+   * a counter instead of reordering a Map on every hit (which made hits 60× slower once full).
+   */
+  private evict(): void {
+    if (this.records.size <= this.capacity + Math.floor(this.capacity / 10)) return
+    const oldest = [...this.records.values()].sort((a, b) => a.used - b.used)
+    for (const cached of oldest.slice(0, this.records.size - this.capacity)) this.records.delete(cached.id)
+  }
+}

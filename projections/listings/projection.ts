@@ -1,0 +1,251 @@
+import type { RecordedEvent } from '../../src/eventstore/port.ts'
+import { isListingEvent, LISTING_CATEGORY, type ListingDetails, type ListingEvent, type ListingEventType } from '../../src/domain/listings/listing.ts'
+import { zoneNumberOfName } from '../../src/domain/market/zone-name.ts'
+import { type Projection, type RowChange, sql, type Tables } from '../engine/projection.ts'
+
+/**
+ * The market read model, from listing events only (event times, never the clock):
+ * - listings: every listing's current state; `public` marks what /listings may show
+ *   (active, verified, broker) and partial indexes serve that search at any size;
+ * - history: one row per interval during which a listing was active with a given zone, operation
+ *   and price, so zone statistics can be reconstructed as of any past time;
+ * - zones: every zone ever seen per country, with the time of its latest listing event.
+ * Zone statistics are computed from these tables (src/zones/queries.ts) and served from memory (src/zones/ready.ts).
+ *
+ * Version 2: price per m² is kept exact (`price_usd / area_m2` in decimal to 30 places, never
+ * rounded per listing), so medians are taken over exact values and rounded once, when published.
+ * Version 1 stored it rounded to cents, and an even count's median averaged rounded values.
+ * Readers of version 2 can read version 1's tables (same columns), which the API serves while
+ * version 2 is being built.
+ */
+export type ListingsTables = Tables<'listings' | 'history' | 'zones'>
+
+/**
+ * Exact price per m² of a listing: the USD price (whole cents) over the area, in decimal with 30
+ * places (correctly rounded there), far below any cent a median could be published with.
+ */
+export const EXACT_PPM2 = 'price_usd::numeric(46, 30) / area_m2::numeric'
+
+/** An index over the listings /listings may show (active, verified, broker), the only ones it searches. */
+const publicIndex = (t: ListingsTables, name: string, columns: string) =>
+  `create index if not exists ${t.listings}_${name} on ${t.listings} (${columns}) where public`
+
+const schema = (t: ListingsTables) => [
+  `create table if not exists ${t.listings} (
+    listing_id text primary key,
+    source text not null,
+    source_id text not null,
+    country text not null,
+    zone_no integer not null,
+    operation text not null,
+    property_type text not null,
+    title text not null,
+    area_m2 double precision not null,
+    bedrooms integer not null,
+    bathrooms double precision not null,
+    broker_id text,
+    broker_name text,
+    url text,
+    listed_at timestamptz not null,
+    price_local double precision not null,
+    currency text not null,
+    fx_rate double precision not null,
+    price_usd numeric(16, 2) not null,
+    ppm2_usd numeric generated always as (${EXACT_PPM2}) stored,
+    verified_at timestamptz,
+    status text not null,
+    public boolean generated always as (status = 'active' and source = 'broker' and verified_at is not null) stored,
+    observed_at timestamptz not null
+  )`,
+  `create table if not exists ${t.history} (
+    listing_id text not null,
+    since_revision integer not null,
+    country text not null,
+    zone_no integer not null,
+    operation text not null,
+    price_usd numeric(16, 2) not null,
+    ppm2_usd numeric not null,
+    valid_from timestamptz not null,
+    valid_to timestamptz,
+    primary key (listing_id, since_revision)
+  )`,
+  `create table if not exists ${t.zones} (
+    country text not null,
+    zone_no integer not null,
+    updated_at timestamptz not null,
+    primary key (country, zone_no)
+  )`,
+]
+
+const indexes = (t: ListingsTables) => [
+  `create index if not exists ${t.listings}_active on ${t.listings} (country, zone_no) where status = 'active'`,
+  // /listings: every filter combination starts with the country; each sort has an index ending in
+  // the unique id (the tie-breaker), so a page is an index range scan whatever the table size.
+  // Price orders also come per operation and per property type: rents are all cheaper than sales,
+  // so walking a price index that mixes both to find the cheapest sale (or the dearest rent) skips
+  // most of a country, and counting a type in a price range would scan the whole country.
+  publicIndex(t, 'newest', 'country, listed_at desc, listing_id desc'),
+  publicIndex(t, 'price', 'country, price_usd, listing_id'),
+  publicIndex(t, 'operation_price', 'country, operation, price_usd, listing_id'),
+  publicIndex(t, 'kind_price', 'country, property_type, price_usd, listing_id'),
+  publicIndex(t, 'zone_newest', 'country, zone_no, listed_at desc, listing_id desc'),
+  publicIndex(t, 'zone_price', 'country, zone_no, price_usd, listing_id'),
+  publicIndex(t, 'zone_operation_price', 'country, zone_no, operation, price_usd, listing_id'),
+  publicIndex(t, 'zone_kind_price', 'country, zone_no, operation, property_type, price_usd, listing_id'),
+  `create index if not exists ${t.history}_zone on ${t.history} (country, zone_no, valid_from)`,
+]
+
+/** Fields of a listing that zone statistics depend on: changing one closes its history interval. */
+const STATISTICAL: readonly (keyof ListingDetails)[] = ['country', 'zone', 'operation', 'area_m2']
+
+const zoneNo = (zone: string): number => {
+  const n = zoneNumberOfName(zone)
+  if (n === null) throw new Error(`listing event with malformed zone ${JSON.stringify(zone)}`)
+  return n
+}
+
+/**
+ * Row changes are multi-row statements: each takes one parameter, a JSON array with one object per
+ * event, read as the relation `x` with the columns below (`at` is the event's observed_at, `revision`
+ * its stream revision). Every event of one statement belongs to a different listing.
+ */
+const input = (columns: string) => `x as (select * from jsonb_to_recordset($1::text::jsonb) as x(${columns}))`
+const DETAIL_COLUMNS = `country text, zone_no integer, operation text, property_type text, title text, area_m2 double precision,
+  bedrooms integer, bathrooms double precision, broker_id text, broker_name text, url text, listed_at timestamptz`
+const PRICE_COLUMNS = 'price_local double precision, currency text, fx_rate double precision, price_usd numeric'
+const RETURNING = 'returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.price_usd, l.ppm2_usd'
+/** Opens a history interval, from the event, for each listing of `listing` that is active (and `where`). */
+const openInterval = (t: ListingsTables, where = 'true') => `opened as (
+  insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, price_usd, ppm2_usd, valid_from)
+  select l.listing_id, x.revision, l.country, l.zone_no, l.operation, l.price_usd, l.ppm2_usd, x.at
+    from listing l join x using (listing_id) where l.status = 'active' and ${where})`
+const closeInterval = (t: ListingsTables, where = 'true') => `closed as (
+  update ${t.history} h set valid_to = x.at from x where h.listing_id = x.listing_id and h.valid_to is null and ${where})`
+/** Marks the zones of `touched` (listing_id, country, zone_no) as updated at the latest of their events. */
+const touchZones = (t: ListingsTables, touched: string) => `
+  insert into ${t.zones} (country, zone_no, updated_at)
+  select t.country, t.zone_no, max(x.at) from ${touched} t join x using (listing_id) group by t.country, t.zone_no
+  on conflict (country, zone_no) do update set updated_at = greatest(${t.zones}.updated_at, excluded.updated_at)`
+/** An update of the listings named in `x`; `set` may use x's columns. */
+const updateListing = (t: ListingsTables, set: string) =>
+  `listing as (update ${t.listings} l set observed_at = x.at, ${set} from x where l.listing_id = x.listing_id ${RETURNING})`
+
+const statementsFor = (t: ListingsTables): Record<ListingEventType, string> => ({
+  ListingIngested: `with ${input(`listing_id text, at timestamptz, revision integer, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}`)},
+    listing as (
+      insert into ${t.listings} as l (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type,
+        title, area_m2, bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, status)
+      select listing_id, at, source, source_id, country, zone_no, operation, property_type, title, area_m2, bedrooms, bathrooms,
+        broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, 'active' from x
+      ${RETURNING}
+    ), ${openInterval(t)}
+    ${touchZones(t, 'listing')}`,
+  // A change of a statistical field (`reopen`) closes the listing's interval and opens a new one.
+  ListingDetailsChanged: `with ${input(`listing_id text, at timestamptz, revision integer, reopen boolean, ${DETAIL_COLUMNS}`)},
+    previous as (select l.listing_id, l.country, l.zone_no from ${t.listings} l join x using (listing_id)),
+    ${updateListing(t, `country = x.country, zone_no = x.zone_no, operation = x.operation, property_type = x.property_type,
+      title = x.title, area_m2 = x.area_m2, bedrooms = x.bedrooms, bathrooms = x.bathrooms, broker_id = x.broker_id,
+      broker_name = x.broker_name, url = x.url, listed_at = x.listed_at`)},
+    ${closeInterval(t, 'x.reopen')}, ${openInterval(t, 'x.reopen')},
+    zones as (select listing_id, country, zone_no from previous union select listing_id, country, zone_no from listing)
+    ${touchZones(t, 'zones')}`,
+  ListingPriceChanged: `with ${input(`listing_id text, at timestamptz, revision integer, ${PRICE_COLUMNS}`)},
+    ${updateListing(t, 'price_local = x.price_local, currency = x.currency, fx_rate = x.fx_rate, price_usd = x.price_usd')},
+    ${closeInterval(t)}, ${openInterval(t)}
+    ${touchZones(t, 'listing')}`,
+  ListingVerified: `with ${input('listing_id text, at timestamptz, verified_at timestamptz')},
+    ${updateListing(t, 'verified_at = x.verified_at')}
+    ${touchZones(t, 'listing')}`,
+  ListingDelisted: `with ${input('listing_id text, at timestamptz')},
+    ${updateListing(t, `status = 'delisted'`)}, ${closeInterval(t)}
+    ${touchZones(t, 'listing')}`,
+  ListingRelisted: `with ${input('listing_id text, at timestamptz, revision integer')},
+    ${updateListing(t, `status = 'active'`)}, ${openInterval(t)}
+    ${touchZones(t, 'listing')}`,
+})
+
+/** Statements per generation (their text names its tables), built once per generation. */
+const statementCache = new Map<string, Record<ListingEventType, string>>()
+const statements = (t: ListingsTables) => {
+  let built = statementCache.get(t.listings)
+  if (!built) statementCache.set(t.listings, (built = statementsFor(t)))
+  return built
+}
+
+const detailsRow = (d: ListingDetails) => ({
+  country: d.country,
+  zone_no: zoneNo(d.zone),
+  operation: d.operation,
+  property_type: d.property_type,
+  title: d.title,
+  area_m2: d.area_m2,
+  bedrooms: d.bedrooms,
+  bathrooms: d.bathrooms,
+  broker_id: d.broker?.id ?? null,
+  broker_name: d.broker?.name ?? null,
+  url: d.url,
+  listed_at: d.listed_at,
+})
+
+/** The row of `x` an event contributes to its statement. */
+function inputRow(event: ListingEvent, revision: number): Record<string, unknown> {
+  const common = { listing_id: event.data.listing_id, at: event.data.observed_at, revision }
+  switch (event.type) {
+    case 'ListingIngested': {
+      const d = event.data
+      const price = { price_local: d.price_local, currency: d.currency, fx_rate: d.fx_rate, price_usd: d.price_usd }
+      return { ...common, source: d.source, source_id: d.source_id, ...detailsRow(d), ...price }
+    }
+    case 'ListingDetailsChanged': {
+      const reopen = event.data.changed.some((field) => (STATISTICAL as readonly string[]).includes(field))
+      return { ...common, reopen, ...detailsRow(event.data) }
+    }
+    case 'ListingPriceChanged': {
+      const d = event.data
+      return { ...common, price_local: d.price_local, currency: d.currency, fx_rate: d.fx_rate, price_usd: d.price_usd }
+    }
+    case 'ListingVerified':
+      return { ...common, verified_at: event.data.verified_at }
+    case 'ListingDelisted':
+    case 'ListingRelisted':
+      return common
+    default: {
+      const never: never = event
+      throw new Error(`unhandled ${JSON.stringify(never)}`)
+    }
+  }
+}
+
+/**
+ * The events of different listings commute: each touches its own listing and history rows, and a
+ * zone's `updated_at` only ever takes the greatest time. So a batch is cut into rounds (round k
+ * holds the k-th event of every listing in the batch), applied in order, and within a round all
+ * events of one type make one statement: a few statements per batch instead of one per event.
+ */
+function batchChanges(events: readonly RecordedEvent[], t: ListingsTables): RowChange[] {
+  const rounds: Map<ListingEventType, Record<string, unknown>[]>[] = []
+  const eventsOfListing = new Map<string, number>()
+  for (const event of events) {
+    const domain = { type: event.type, data: event.data }
+    if (!isListingEvent(domain)) continue
+    const k = eventsOfListing.get(domain.data.listing_id) ?? 0
+    eventsOfListing.set(domain.data.listing_id, k + 1)
+    const round = (rounds[k] ??= new Map())
+    const rows = round.get(domain.type) ?? []
+    rows.push(inputRow(domain, event.revision))
+    round.set(domain.type, rows)
+  }
+  const text = statements(t)
+  return rounds.flatMap((round) => [...round].map(([type, rows]) => sql(text[type], JSON.stringify(rows))))
+}
+
+export const listingsProjection: Projection<'listings' | 'history' | 'zones'> = {
+  name: 'listings',
+  version: 2,
+  categories: [LISTING_CATEGORY],
+  tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones' },
+  schema,
+  indexes,
+  apply: (event, t) => batchChanges([event], t),
+  applyBatch: batchChanges,
+}

@@ -1,0 +1,111 @@
+import type { Db } from '../../src/db/port.ts'
+import { toNumber } from '../../src/db/port.ts'
+import type { Scope } from '../../src/domain/keys/key.ts'
+import type { Tier } from '../../src/domain/owners/owner.ts'
+import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
+import type { LiveGeneration, LiveTables } from '../engine/live-tables.ts'
+import type { Projection } from '../engine/projection.ts'
+import { apiKeysProjection } from './api-keys.ts'
+import { ownersProjection } from './owners.ts'
+
+export type IndexedKey = { keyId: string; ownerId: string; scopes: Scope[]; status: 'active' | 'revoked' }
+export type IndexedOwner = { tier: Tier; status: 'active' | 'inactive' }
+
+/** A map of a read model's rows and the highest row position it holds: rows that moved past it changed. */
+type Rows<V> = { byId: Map<string, V>; seen: number }
+
+/**
+ * Follows one table of rows with a `position` (the position of the event that last changed the
+ * row): loaded whole, then only the rows whose position moved past what the map holds.
+ */
+function followRows<R extends { position: unknown }, V>(
+  db: Db,
+  sources: { live: LiveTables; advancing: LiveAdvancing },
+  projection: Projection,
+  read: { columns: string; table(generation: LiveGeneration): string; id(row: R): string; value(row: R): V },
+  onError: (error: unknown) => void,
+): Follower<Rows<V>> {
+  const rowsAfter = async (generation: LiveGeneration, rows: Rows<V>): Promise<Rows<V>> => {
+    const changed = await db.query<R>(`select ${read.columns}, position from ${read.table(generation)} where position > $1 order by position`, [
+      rows.seen,
+    ])
+    for (const row of changed) {
+      rows.byId.set(read.id(row), read.value(row))
+      rows.seen = Math.max(rows.seen, toNumber(row.position))
+    }
+    return rows
+  }
+  return followLive(
+    sources,
+    {
+      projection,
+      what: `the ${projection.name} read model`,
+      load: (generation) => rowsAfter(generation, { byId: new Map(), seen: 0 }),
+      advance: (rows, _events, generation) => rowsAfter(generation, rows),
+    },
+    onError,
+  )
+}
+
+type OwnerRow = { owner_id: string; tier: Tier; status: 'active' | 'inactive'; position: unknown }
+type KeyRow = { key_id: string; owner_id: string; key_hash: string; scopes: Scope[]; status: 'active' | 'revoked'; position: unknown }
+
+/**
+ * In-memory copy of the `owners` and `api_keys` read models, so authentication never queries the
+ * database per request. Each follows its live generation (see followLive): the rows a batch changed
+ * are read again when any process applies it, and a promoted or rolled back generation is loaded
+ * whole and swapped in at once (until then the previous one answers).
+ */
+export class KeyIndex {
+  private constructor(
+    private readonly owners: Follower<Rows<IndexedOwner>>,
+    private readonly keys: Follower<Rows<IndexedKey>>,
+  ) {}
+
+  static follow(db: Db, sources: { live: LiveTables; advancing: LiveAdvancing }, onError: (error: unknown) => void): KeyIndex {
+    return new KeyIndex(
+      followRows<OwnerRow, IndexedOwner>(
+        db,
+        sources,
+        ownersProjection,
+        {
+          columns: 'owner_id, tier, status',
+          table: (g) => (g.tables as { owners: string }).owners,
+          id: (row) => row.owner_id,
+          value: (row) => ({ tier: row.tier, status: row.status }),
+        },
+        onError,
+      ),
+      followRows<KeyRow, IndexedKey>(
+        db,
+        sources,
+        apiKeysProjection,
+        {
+          columns: 'key_id, owner_id, key_hash, scopes, status',
+          table: (g) => (g.tables as { keys: string }).keys,
+          id: (row) => row.key_hash,
+          value: (row) => ({ keyId: row.key_id, ownerId: row.owner_id, scopes: row.scopes, status: row.status }),
+        },
+        onError,
+      ),
+    )
+  }
+
+  key(hash: string): IndexedKey | undefined {
+    return this.keys.latest()?.byId.get(hash)
+  }
+
+  owner(ownerId: string): IndexedOwner | undefined {
+    return this.owners.latest()?.byId.get(ownerId)
+  }
+
+  /** Settles when both copies hold everything they were told of (and the first loads are done). */
+  async settled(): Promise<void> {
+    await Promise.all([this.owners.settled(), this.keys.settled()])
+  }
+
+  stop(): void {
+    this.owners.stop()
+    this.keys.stop()
+  }
+}

@@ -1,0 +1,87 @@
+import { parseUntil } from './trail.ts'
+import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
+import { invalidRequest } from '../shared/errors.ts'
+import { type BriefingEvent, cacheHitStream, isBriefingEvent, quotaStream } from '../domain/briefings/events.ts'
+import { type BriefingReplayed, replayStream } from '../domain/briefings/idempotency.ts'
+
+export type QuotaAuditEntry = {
+  position: number
+  at: string
+  type: BriefingEvent['type'] | 'BriefingReplayed'
+  /** The key that asked for the briefing. */
+  actor: string
+  /** True for a generated briefing (one unit of quota), false for a cache hit or a replay (free). */
+  charged: boolean
+  /** The resulting state: units charged in the month up to and including this entry (what the API reported then). */
+  used: number
+  briefing_id: string
+  key_id: string
+  persona: string
+  /** The briefing cache key (null for a replay, which serves a recorded response). */
+  cache_key: string | null
+  /** For generated briefings: who wrote it and what it said. */
+  writer: string | null
+  model: string | null
+  verdict: string | null
+  /** The request's Idempotency-Key, if it sent one. */
+  idempotency_key: string | null
+}
+
+/** A recorded event of the three owner-month streams the audit reads. */
+type AuditedEvent = BriefingEvent | { type: 'BriefingReplayed'; data: BriefingReplayed }
+const isAudited = (event: { type: string }): event is AuditedEvent => isBriefingEvent(event) || event.type === 'BriefingReplayed'
+
+const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/
+
+/**
+ * Every charge, free cache hit and Idempotency-Key replay of `ownerId` in `month` (YYYY-MM), in the
+ * order they were recorded, optionally only those at or before `until` (ISO time), each with the
+ * running total. Read from the event streams themselves, so it answers for the record, not for a
+ * read model.
+ */
+export async function quotaAudit(store: EventStore, ownerId: string, month: string, until?: string): Promise<QuotaAuditEntry[]> {
+  if (!MONTH.test(month)) throw invalidRequest('month must be YYYY-MM', [{ field: 'month', message: 'Expected YYYY-MM' }])
+  const limit = parseUntil(until)
+
+  const streams = await store.readStreams([quotaStream(ownerId, month), cacheHitStream(ownerId, month), replayStream(ownerId, month)])
+  const recorded: RecordedEvent[] = [...streams.values()].flat().sort((a, b) => a.position - b.position)
+  const entries: QuotaAuditEntry[] = []
+  let used = 0
+  for (const record of recorded) {
+    const event = { type: record.type, data: record.data }
+    if (!isAudited(event) || Date.parse(event.data.at) > limit) continue
+    if (event.type === 'BriefingGenerated') used += 1
+    const common = {
+      position: record.position,
+      at: event.data.at,
+      type: event.type,
+      actor: event.data.key_id,
+      charged: event.type === 'BriefingGenerated',
+      used,
+      briefing_id: event.data.briefing_id,
+      key_id: event.data.key_id,
+      persona: event.data.persona,
+      cache_key: null,
+      writer: null,
+      model: null,
+      verdict: null,
+      idempotency_key: event.data.idempotency_key ?? null,
+    }
+    switch (event.type) {
+      case 'BriefingGenerated':
+        entries.push({ ...common, cache_key: event.data.cache_key, writer: event.data.writer, model: event.data.model, verdict: event.data.result.verdict })
+        break
+      case 'BriefingServedFromCache':
+        entries.push({ ...common, cache_key: event.data.cache_key })
+        break
+      case 'BriefingReplayed':
+        entries.push(common)
+        break
+      default: {
+        const never: never = event
+        throw new Error(`unhandled ${JSON.stringify(never)}`)
+      }
+    }
+  }
+  return entries
+}

@@ -1,0 +1,140 @@
+import { type Static, Type } from '@sinclair/typebox'
+import type { Owner } from '../owners/owner.ts'
+import { AppError } from '../../shared/errors.ts'
+
+export const SCOPES = ['read', 'write'] as const
+export const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)))
+export type Scope = Static<typeof Scope>
+
+const At = Type.String({ format: 'date-time' })
+const Actor = Type.String({ minLength: 1, maxLength: 64 })
+
+/** No field of any key event holds the plaintext key: only its SHA-256 and a display hint. */
+export const KeyEventSchemas = {
+  ApiKeyIssued: Type.Object({
+    key_id: Type.String(),
+    owner_id: Type.String(),
+    scopes: Type.Array(Scope),
+    key_hash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    hint: Type.String(),
+    label: Type.Union([Type.String({ maxLength: 200 }), Type.Null()]),
+    by: Actor,
+    at: At,
+  }),
+  ApiKeyRevoked: Type.Object({
+    key_id: Type.String(),
+    owner_id: Type.String(),
+    by: Actor,
+    reason: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]),
+    at: At,
+  }),
+}
+type Schemas = typeof KeyEventSchemas
+export type KeyEvent = { [K in keyof Schemas]: { type: K; data: Static<Schemas[K]> } }[keyof Schemas]
+
+export type ApiKey =
+  | { status: 'none' }
+  | { status: 'active'; keyId: string; ownerId: string; scopes: Scope[] }
+  | { status: 'revoked'; keyId: string; ownerId: string; scopes: Scope[] }
+
+export type KeyCommand =
+  | {
+      type: 'IssueApiKey'
+      keyId: string
+      ownerId: string
+      scopes: string[]
+      keyHash: string
+      hint: string
+      label: string | null
+      actor: string
+      at: string
+    }
+  | { type: 'RevokeApiKey'; keyId: string; actor: string; reason: string | null; at: string }
+
+/** What the decision needs besides the key itself: the key's owner and the acting owner. */
+export type KeyContext = { owner: Owner; actor: Owner }
+
+export const keyStream = (keyId: string) => `apikey-${keyId}`
+export const initialKey: ApiKey = { status: 'none' }
+
+const isActiveAdmin = (o: Owner) => o.status === 'active' && o.tier === 'admin'
+
+/** Who may issue: an enterprise (or admin) owner for itself; an active admin for any pro or enterprise owner. */
+function checkIssuer(ownerId: string, owner: Owner, actorId: string, actor: Owner) {
+  if (owner.status === 'unregistered') throw new AppError('not_found', `owner ${ownerId} does not exist`)
+  if (owner.status === 'inactive') throw new AppError('forbidden', `owner ${ownerId} is inactive`)
+  if (owner.tier === 'free') throw new AppError('tier_required', `owner ${ownerId} is on the free tier, which has no API access`)
+  if (actor.status === 'unregistered') throw new AppError('forbidden', `actor ${actorId} is not a known owner`)
+  const self = actorId === ownerId
+  if (self && (owner.tier === 'enterprise' || owner.tier === 'admin')) return
+  if (!self && isActiveAdmin(actor) && (owner.tier === 'pro' || owner.tier === 'enterprise')) return
+  throw new AppError(
+    'forbidden',
+    self
+      ? `a ${owner.tier} owner cannot issue its own keys; an admin issues them`
+      : `${actorId} may not issue keys for ${ownerId}: only an active admin issues keys for pro and enterprise owners`,
+  )
+}
+
+function checkScopes(scopes: string[]): Scope[] {
+  const unique = [...new Set(scopes)]
+  if (unique.length === 0) throw new AppError('invalid_request', 'a key needs at least one scope (read, write)')
+  const bad = unique.filter((s) => !(SCOPES as readonly string[]).includes(s))
+  if (bad.length > 0) throw new AppError('invalid_request', `unknown scope(s): ${bad.join(', ')}; allowed: read, write`)
+  return SCOPES.filter((s) => unique.includes(s))
+}
+
+export function decideKey(command: KeyCommand, key: ApiKey, context: KeyContext): KeyEvent[] {
+  switch (command.type) {
+    case 'IssueApiKey': {
+      if (key.status !== 'none') throw new AppError('conflict', `key ${command.keyId} already exists`)
+      checkIssuer(command.ownerId, context.owner, command.actor, context.actor)
+      const scopes = checkScopes(command.scopes)
+      return [
+        {
+          type: 'ApiKeyIssued',
+          data: {
+            key_id: command.keyId,
+            owner_id: command.ownerId,
+            scopes,
+            key_hash: command.keyHash,
+            hint: command.hint,
+            label: command.label,
+            by: command.actor,
+            at: command.at,
+          },
+        },
+      ]
+    }
+    case 'RevokeApiKey': {
+      if (key.status === 'none') throw new AppError('not_found', `key ${command.keyId} does not exist`)
+      if (key.status === 'revoked') throw new AppError('conflict', `key ${command.keyId} is already revoked`)
+      if (command.actor !== key.ownerId && !isActiveAdmin(context.actor)) {
+        throw new AppError('forbidden', `${command.actor} may not revoke key ${command.keyId}: only its owner or an admin`)
+      }
+      return [
+        {
+          type: 'ApiKeyRevoked',
+          data: { key_id: key.keyId, owner_id: key.ownerId, by: command.actor, reason: command.reason, at: command.at },
+        },
+      ]
+    }
+    default: {
+      const never: never = command
+      throw new Error(`unknown command ${JSON.stringify(never)}`)
+    }
+  }
+}
+
+export function evolveKey(key: ApiKey, event: KeyEvent): ApiKey {
+  switch (event.type) {
+    case 'ApiKeyIssued':
+      return { status: 'active', keyId: event.data.key_id, ownerId: event.data.owner_id, scopes: event.data.scopes }
+    case 'ApiKeyRevoked':
+      return key.status === 'none' ? key : { status: 'revoked', keyId: key.keyId, ownerId: key.ownerId, scopes: key.scopes }
+    default: {
+      const never: never = event
+      throw new Error(`unknown event ${JSON.stringify(never)}`)
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { ApiTier } from '../domain/owners/owner.ts'
+import { AppError } from '../shared/errors.ts'
+import { hashApiKey, isWellFormedApiKey } from '../domain/keys/api-key.ts'
+import type { Scope } from '../domain/keys/key.ts'
+import type { IndexedKey, IndexedOwner } from '../../projections/owners-and-keys/key-index.ts'
+
+export type Principal = { keyId: string; ownerId: string; tier: ApiTier; scopes: Scope[] }
+
+export type KeyLookup = { key(hash: string): IndexedKey | undefined; owner(id: string): IndexedOwner | undefined }
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
+
+/** The refusals, made once: their messages never depend on the request. */
+const REFUSED = {
+  noKey: new AppError('auth_required', 'send your API key as "Authorization: Bearer <API_KEY>"'),
+  notBearer: new AppError('auth_required', 'the Authorization header must be "Bearer <API_KEY>"'),
+  malformed: new AppError('invalid_key', 'the API key is malformed or mistyped (checksum mismatch)'),
+  unknown: new AppError('invalid_key', 'the API key is not recognised'),
+  revoked: new AppError('invalid_key', 'the API key has been revoked'),
+  ownerInactive: new AppError('invalid_key', 'the owner of this API key is inactive'),
+  freeTier: new AppError('tier_required', 'API access requires the pro tier or higher; this account is on the free tier'),
+}
+
+/**
+ * The caller of a request, or why it is refused (returned, not thrown: refusals are the common case
+ * under abuse). `auth_required` when no bearer key is presented, `invalid_key` when the key is
+ * malformed, has a bad checksum, is unknown or revoked, or its owner is inactive; `tier_required`
+ * for free owners. Malformed keys are refused before any lookup. Messages never echo the key.
+ */
+export function authenticate(authorization: string | null, lookup: KeyLookup): Principal | AppError {
+  const presented = authorization?.trim()
+  if (!presented) return REFUSED.noKey
+  const match = BEARER.exec(presented)
+  if (!match) return REFUSED.notBearer
+  const text = match[1]!
+  if (!isWellFormedApiKey(text)) return REFUSED.malformed
+  const key = lookup.key(hashApiKey(text))
+  if (!key) return REFUSED.unknown
+  if (key.status === 'revoked') return REFUSED.revoked
+  const owner = lookup.owner(key.ownerId)
+  if (!owner || owner.status !== 'active') return REFUSED.ownerInactive
+  if (owner.tier === 'free') return REFUSED.freeTier
+  return { keyId: key.keyId, ownerId: key.ownerId, tier: owner.tier, scopes: key.scopes }
+}
