@@ -20,6 +20,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { listingsProjection } from '../projections/listings/projection.ts'
+import { listingCount } from '../projections/listings/synthetic.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
 import { type Db, toNumber } from '../src/db/port.ts'
 import { openPostgres } from '../src/db/postgres.ts'
@@ -293,13 +294,11 @@ type SizeRun = {
 }
 
 /** Listings in the live listings read model of a schema (0 before the first load). */
-async function listingCount(db: Db): Promise<number> {
+async function listingCountOf(db: Db): Promise<number> {
   const [registry] = await db.query<{ present: string | null }>(`select to_regclass('mirador_generations')::text as present`)
   if (!registry?.present) return 0
   const live = await liveTables(db).of(listingsProjection).catch(() => null)
-  if (!live) return 0
-  const [row] = await db.query<{ n: unknown }>(`select count(*) as n from ${live.tables.listings}`)
-  return toNumber(row?.n ?? 0)
+  return live ? listingCount(db, live.tables) : 0
 }
 
 async function measureSize(size: (typeof SIZES)[number]): Promise<SizeRun> {
@@ -308,7 +307,7 @@ async function measureSize(size: (typeof SIZES)[number]): Promise<SizeRun> {
   let listings: number
   try {
     // A schema that other benchmarks added listings to (e.g. through the API) is measured as it is.
-    const present = await listingCount(db)
+    const present = await listingCountOf(db)
     listings = present > size.listings ? present : (await loadListings(db, size.listings, (line) => console.log(`  ${line}`))).listings
     if (present > size.listings) console.log(`  the schema holds ${present.toLocaleString('en')} listings: measured as it is`)
   } finally {

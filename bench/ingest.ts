@@ -24,7 +24,7 @@ import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import postgres from 'postgres'
-import { generateDemoFeed } from '../src/demo/market.ts'
+import { generateDemoFeed } from '../src/domain/demo/market.ts'
 import { BUN, RESULTS, ROOT, freePort, sleep, startProcess } from './support.ts'
 
 const SECTION = 'Ingestion and demo seeding'

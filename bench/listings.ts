@@ -18,10 +18,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { liveTables } from '../projections/engine/live-tables.ts'
+import { listingsProjection } from '../projections/listings/projection.ts'
+import { listingsSize, MARKET_END } from '../projections/listings/synthetic.ts'
 import { openPostgres } from '../src/db/postgres.ts'
 import type { Country } from '../src/domain/market/vocabulary.ts'
 import { SHAPES, WRK_QUERY } from './listing-shapes.ts'
-import { checkLoader, loadListings, MARKET_END } from './listings-load.ts'
+import { checkLoader, loadListings } from './listings-load.ts'
 import {
   BUN,
   type Child,
@@ -160,9 +163,7 @@ console.log(
     `${loadSummary.loadedNow} loaded now in ${loadSummary.seconds.toFixed(1)} s${loadSummary.vacuumed ? ', vacuumed' : ''}`,
 )
 const [{ server_version: postgresVersion }] = (await db.query<{ server_version: string }>('show server_version')) as [{ server_version: string }]
-const [{ size: tableSize }] = (await db.query<{ size: string }>(
-  `select pg_size_pretty(pg_total_relation_size('listings_v2') + pg_total_relation_size('listing_history_v2')) as size`,
-)) as [{ size: string }]
+const tableSize = await listingsSize(db, (await liveTables(db).of(listingsProjection)).tables)
 await db.close()
 
 const emptyDb = await openPostgres(urlOf(EMPTY_SCHEMA))

@@ -21,7 +21,7 @@ import { ProjectionRunner, type BuildResult } from '../projections/engine/runner
 import { openPglite } from '../src/db/pglite.ts'
 import type { Db } from '../src/db/port.ts'
 import { openPostgres } from '../src/db/postgres.ts'
-import { generateDemoFeed } from '../src/demo/market.ts'
+import { generateDemoFeed } from '../src/domain/demo/market.ts'
 import type { EventStore, NewEvent } from '../src/eventstore/port.ts'
 import { openSqlEventStore } from '../src/eventstore/sql-event-store.ts'
 import { ingestRecords } from '../src/listings/ingest.ts'

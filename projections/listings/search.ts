@@ -56,3 +56,22 @@ export const ListingsResponse = Type.Object({
   listings: Type.Array(ListingRecord),
 })
 export type ListingsResponse = Static<typeof ListingsResponse>
+
+/**
+ * The listings table as SQL over it names a search: the columns of a record (price per m² rounded
+ * once, half away from zero, from the exact quotient) and of each filter and order. For searches
+ * written in SQL (the reference the in-memory inventory is checked against).
+ */
+export const LISTING_COLUMNS = {
+  record: `listing_id, country, zone_no, operation, property_type, title, price_usd::text as price_usd, price_local,
+  currency, area_m2, round(ppm2_usd, 2)::text as ppm2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at, listed_at, url`,
+  /** Active, verified and broker-sourced: what /listings may show. */
+  isPublic: 'public',
+  id: 'listing_id',
+  country: 'country',
+  zone: 'zone_no',
+  operation: 'operation',
+  propertyType: 'property_type',
+  price: 'price_usd',
+  listedAt: 'listed_at',
+} as const

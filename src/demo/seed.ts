@@ -2,7 +2,7 @@ import type { EventStore } from '../eventstore/port.ts'
 import { type IngestCounts, ingestRecords } from '../listings/ingest.ts'
 import { LISTING_CATEGORY } from '../domain/listings/listing.ts'
 import { DEFAULT_FX, type FxTable } from '../domain/market/fx.ts'
-import { type DemoOptions, generateDemoFeed } from './market.ts'
+import { type DemoOptions, generateDemoFeed } from '../domain/demo/market.ts'
 
 export type SeedSummary = IngestCounts & { read: number; listings: number }
 /** Feed lines ingested so far, of all the lines of the demo. */

@@ -17,7 +17,7 @@ import {
 } from '../domain/owners/owner.ts'
 import { AppError } from '../shared/errors.ts'
 import { quotaAudit } from '../audit/quota.ts'
-import { DEMO_DEFAULTS, MIN_DEMO_LISTINGS, demoAnchor } from '../demo/market.ts'
+import { DEMO_DEFAULTS, MIN_DEMO_LISTINGS, demoAnchor } from '../domain/demo/market.ts'
 import { seedDemo } from '../demo/seed.ts'
 import { type Rejection, ingestLines } from '../listings/ingest.ts'
 import { DEFAULT_FX } from '../domain/market/fx.ts'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { MIN_DEMO_LISTINGS } from '../../src/demo/market.ts'
+import { MIN_DEMO_LISTINGS } from '../../src/domain/demo/market.ts'
 import { seedDemo } from '../../src/demo/seed.ts'
 import type { QuotaAuditEntry } from '../../src/audit/quota.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DEMO_DEFAULTS, generateDemoFeed, HISTORY_DAYS, MIN_DEMO_LISTINGS } from '../../src/demo/market.ts'
+import { DEMO_DEFAULTS, generateDemoFeed, HISTORY_DAYS, MIN_DEMO_LISTINGS } from '../../src/domain/demo/market.ts'
 import { type FeedRecord, parseFeedLine } from '../../src/domain/listings/feed.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { COUNTRIES, COUNTRY_CURRENCIES, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'

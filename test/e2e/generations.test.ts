@@ -11,7 +11,7 @@ import { runOperatorCommand } from '../../src/operator/commands.ts'
 import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
 import { listZones } from '../../projections/listings/zone-statistics.ts'
 import { databaseTargets, isolatedDatabaseUrl, uniqueSchema } from '../support/databases.ts'
-import { buildListingsV1 } from '../support/legacy-v1.ts'
+import { buildListingsV1 } from '../projections/listings-v1-store.ts'
 import { ANCHOR } from '../support/market.ts'
 import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 

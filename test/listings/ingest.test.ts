@@ -8,7 +8,7 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { type IngestProgress, ingestFile, ingestLines, ingestRecords, type Rejection } from '../../src/listings/ingest.ts'
 import { listingStream } from '../../src/domain/listings/listing.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
-import { generateDemoFeed } from '../../src/demo/market.ts'
+import { generateDemoFeed } from '../../src/domain/demo/market.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { aLine, aRecord, ANCHOR } from '../support/market.ts'
 

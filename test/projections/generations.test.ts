@@ -12,11 +12,11 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { diffProjection } from '../../src/operator/projection-diff.ts'
-import { generateDemoFeed } from '../../src/demo/market.ts'
+import { generateDemoFeed } from '../../src/domain/demo/market.ts'
 import { listZones } from '../../projections/listings/zone-statistics.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { eventually } from '../support/eventually.ts'
-import { buildListingsV1 } from '../support/legacy-v1.ts'
+import { buildListingsV1 } from './listings-v1-store.ts'
 import { ANCHOR, aRecord } from '../support/market.ts'
 
 const NOW = new Date(ANCHOR.getTime() + 86_400_000)

@@ -1,15 +1,16 @@
 import { listingsProjection } from '../../projections/listings/projection.ts'
 import { liveTables } from '../../projections/engine/live-tables.ts'
 import { type Db, type Row, toIso, toNumber } from '../../src/db/port.ts'
-import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from '../../projections/listings/search.ts'
+import { LISTING_COLUMNS as c, type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from '../../projections/listings/search.ts'
 import type { Country, Currency, Operation, PropertyType } from '../../src/domain/market/vocabulary.ts'
 import { isKnowableZoneNumber, zoneName, zoneSlug } from '../../src/domain/market/zone-name.ts'
 import { daysOnMarket } from '../../src/domain/market/statistics.ts'
 
 /**
  * GET /listings as SQL answers it from the live generation of the listings read model: the search
- * the API ran per request before it served from memory (src/listings/inventory-follower.ts), kept as
- * the oracle that the in-memory inventory must equal byte for byte at the same checkpoint.
+ * the API ran per request before it served from memory (projections/listings/inventory.ts), kept as
+ * the oracle that the in-memory inventory must equal byte for byte at the same checkpoint. Columns
+ * come from the read model's own list (LISTING_COLUMNS): only its folder spells them.
  */
 
 /**
@@ -17,9 +18,9 @@ import { daysOnMarket } from '../../src/domain/market/statistics.ts'
  * the select list has text aliases of the same names, which must not be what is sorted.
  */
 const ORDER: Record<ListingSearch['sort'], string> = {
-  newest: 'l.listed_at desc, l.listing_id desc',
-  price_asc: 'l.price_usd asc, l.listing_id asc',
-  price_desc: 'l.price_usd desc, l.listing_id desc',
+  newest: `l.${c.listedAt} desc, l.${c.id} desc`,
+  price_asc: `l.${c.price} asc, l.${c.id} asc`,
+  price_desc: `l.${c.price} desc, l.${c.id} desc`,
 }
 
 type ListingRow = Row & {
@@ -49,29 +50,25 @@ export async function sqlListingSearch(db: Db, search: ListingSearch, now: Date)
     return { ok: true, count: 0, total: 0, limit: search.limit, offset: search.offset, next_offset: null, listings: [] }
   }
   const params: unknown[] = [search.country]
-  const where = ['public', 'country = $1']
+  const where = [c.isPublic, `${c.country} = $1`]
   const filter = (condition: (placeholder: string) => string, value: unknown) => {
     params.push(value)
     where.push(condition(`$${params.length}`))
   }
-  if (search.zone !== null) filter((p) => `zone_no = ${p}`, search.zone)
-  if (search.operation !== null) filter((p) => `operation = ${p}`, search.operation)
-  if (search.property_type !== null) filter((p) => `property_type = ${p}`, search.property_type)
-  if (search.price_min !== null) filter((p) => `price_usd >= ${p}::numeric`, String(search.price_min))
-  if (search.price_max !== null) filter((p) => `price_usd <= ${p}::numeric`, String(search.price_max))
+  if (search.zone !== null) filter((p) => `${c.zone} = ${p}`, search.zone)
+  if (search.operation !== null) filter((p) => `${c.operation} = ${p}`, search.operation)
+  if (search.property_type !== null) filter((p) => `${c.propertyType} = ${p}`, search.property_type)
+  if (search.price_min !== null) filter((p) => `${c.price} >= ${p}::numeric`, String(search.price_min))
+  if (search.price_max !== null) filter((p) => `${c.price} <= ${p}::numeric`, String(search.price_max))
   const condition = where.join(' and ')
   const n = params.length
-  const { tables } = await liveTables(db).of(listingsProjection)
+  const table = (await liveTables(db).of(listingsProjection)).tables.listings
   const [rows, [counted]] = await Promise.all([
     db.query<ListingRow>(
-      `select listing_id, country, zone_no, operation, property_type, title, price_usd::text as price_usd, price_local,
-              currency, area_m2, round(ppm2_usd, 2)::text as ppm2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at,
-              listed_at, url
-         from ${tables.listings} l where ${condition}
-        order by ${ORDER[search.sort]} limit $${n + 1} offset $${n + 2}`,
+      `select ${c.record} from ${table} l where ${condition} order by ${ORDER[search.sort]} limit $${n + 1} offset $${n + 2}`,
       [...params, search.limit, search.offset],
     ),
-    db.query<{ total: unknown }>(`select count(*) as total from ${tables.listings} where ${condition}`, params),
+    db.query<{ total: unknown }>(`select count(*) as total from ${table} where ${condition}`, params),
   ])
   const total = toNumber(counted?.total ?? 0)
   const nowMs = now.getTime()

@@ -1,7 +1,7 @@
-import type { Broker, FeedRecord } from '../domain/listings/feed.ts'
-import { DEFAULT_FX, type FxTable } from '../domain/market/fx.ts'
-import { COUNTRIES, type Country, type Currency, type Operation, type PropertyType, type Source } from '../domain/market/vocabulary.ts'
-import { zoneName } from '../domain/market/zone-name.ts'
+import type { Broker, FeedRecord } from '../listings/feed.ts'
+import { DEFAULT_FX, type FxTable } from '../market/fx.ts'
+import { COUNTRIES, type Country, type Currency, type Operation, type PropertyType, type Source } from '../market/vocabulary.ts'
+import { zoneName } from '../market/zone-name.ts'
 import { type Prng, seededPrng } from './prng.ts'
 
 /**
