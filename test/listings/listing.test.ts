@@ -1,35 +1,22 @@
 import { describe, expect, it } from 'vitest'
 import type { FeedRecord } from '../../src/domain/listings/feed.ts'
-import {
-  decideListing,
-  evolveListing,
-  type Listing,
-  type ListingEvent,
-  listingEventId,
-  listingId,
-  listingStream,
-  untracked,
-} from '../../src/domain/listings/listing.ts'
+import { type ListingEvent, listingDecider, listingEventId, listingId, listingStream, type ObserveListing } from '../../src/domain/listings/listing.ts'
 import { DEFAULT_FX, type FxTable } from '../../src/domain/market/fx.ts'
+import { specify } from '../support/given-when-then.ts'
 import { aRecord } from '../support/market.ts'
 
 const LATER = '2026-03-05T12:00:00.000Z'
 const id = listingId('broker', 'brk-1')
+const listing = specify(listingDecider)
 
-/** Given past events, when a feed line is observed, then these events (and this state). */
-const given = (...history: ListingEvent[]) => {
-  const state = history.reduce(evolveListing, untracked)
-  return {
-    state,
-    when: (record: FeedRecord, fx: FxTable = DEFAULT_FX) => decideListing({ type: 'ObserveListing', record, fx }, state),
-  }
-}
-const ingested = (record = aRecord()) => given().when(record)
-const typesOf = (events: ListingEvent[]) => events.map((e) => e.type)
+const observe = (record: FeedRecord, fx: FxTable = DEFAULT_FX): ObserveListing => ({ type: 'ObserveListing', record, fx })
+/** The events of a listing's first sighting. */
+const ingested = (record = aRecord()) => listingDecider.decide(observe(record), listingDecider.initialState)
+const types = (...expected: ListingEvent['type'][]) => (events: ListingEvent[]) => expect(events.map((e) => e.type)).toEqual(expected)
 
 describe('listing decisions', () => {
   it('records a first sighting with all attributes, the local price, the FX rate and the USD price', () => {
-    expect(ingested()).toEqual([
+    listing.given().when(observe(aRecord())).then([
       {
         type: 'ListingIngested',
         data: {
@@ -58,27 +45,23 @@ describe('listing decisions', () => {
   })
 
   it('records a first sighting that is already verified or already delisted as such', () => {
-    const record = aRecord({ verified_at: '2026-03-01T11:00:00.000Z', status: 'delisted' })
-    const events = ingested(record)
-    expect(typesOf(events)).toEqual(['ListingIngested', 'ListingVerified', 'ListingDelisted'])
-    expect(events[1]!.data).toEqual({
-      listing_id: id,
-      verified_by: 'feed',
-      verified_at: '2026-03-01T11:00:00.000Z',
-      observed_at: '2026-03-01T12:00:00.000Z',
-    })
+    listing
+      .given()
+      .when(observe(aRecord({ verified_at: '2026-03-01T11:00:00.000Z', status: 'delisted' })))
+      .then((events) => {
+        types('ListingIngested', 'ListingVerified', 'ListingDelisted')(events)
+        expect(events[1]!.data).toEqual({ listing_id: id, verified_by: 'feed', verified_at: '2026-03-01T11:00:00.000Z', observed_at: '2026-03-01T12:00:00.000Z' })
+      })
   })
 
   it('records nothing for an identical line, even observed later or converted with another FX table', () => {
-    const { when } = given(...ingested())
-    expect(when(aRecord())).toEqual([])
-    expect(when(aRecord({ observed_at: LATER }))).toEqual([])
-    expect(when(aRecord({ observed_at: LATER }), { ...DEFAULT_FX, GTQ: 8 })).toEqual([])
+    listing.given(ingested()).when(observe(aRecord())).thenNothing()
+    listing.given(ingested()).when(observe(aRecord({ observed_at: LATER }))).thenNothing()
+    listing.given(ingested()).when(observe(aRecord({ observed_at: LATER }), { ...DEFAULT_FX, GTQ: 8 })).thenNothing()
   })
 
   it('records a price change with the previous price, at the time it was observed', () => {
-    const { when } = given(...ingested())
-    expect(when(aRecord({ price: 1_472_500, observed_at: LATER }))).toEqual([
+    listing.given(ingested()).when(observe(aRecord({ price: 1_472_500, observed_at: LATER }))).then([
       {
         type: 'ListingPriceChanged',
         data: {
@@ -94,74 +77,78 @@ describe('listing decisions', () => {
         },
       },
     ])
-    expect(typesOf(when(aRecord({ price: 200_000, currency: 'USD', observed_at: LATER })))).toEqual(['ListingPriceChanged'])
+    listing.given(ingested()).when(observe(aRecord({ price: 200_000, currency: 'USD', observed_at: LATER }))).then(types('ListingPriceChanged'))
   })
 
   it('ignores a line older than what is recorded (a stale re-delivery)', () => {
-    const { when } = given(...ingested(aRecord({ observed_at: LATER })))
-    expect(when(aRecord({ price: 1, observed_at: '2026-03-02T00:00:00.000Z' }))).toEqual([])
+    listing.given(ingested(aRecord({ observed_at: LATER }))).when(observe(aRecord({ price: 1, observed_at: '2026-03-02T00:00:00.000Z' }))).thenNothing()
   })
 
   it('records verification once per verification time; a line without it does not withdraw it', () => {
-    const { when } = given(...ingested())
     const verified = aRecord({ verified_at: '2026-03-02T00:00:00.000Z', observed_at: LATER })
-    expect(typesOf(when(verified))).toEqual(['ListingVerified'])
-    const after = given(...ingested(), ...when(verified))
-    expect(after.when(verified)).toEqual([])
-    expect(after.when(aRecord({ observed_at: LATER }))).toEqual([])
-    expect(typesOf(after.when(aRecord({ verified_at: '2026-03-04T00:00:00.000Z', observed_at: LATER })))).toEqual([
-      'ListingVerified',
-    ])
+    listing.given(ingested()).when(observe(verified)).then(types('ListingVerified'))
+    const history = [...ingested(), ...listingDecider.decide(observe(verified), ingested().reduce(listingDecider.evolve, listingDecider.initialState))]
+    listing.given(history).when(observe(verified)).thenNothing()
+    listing.given(history).when(observe(aRecord({ observed_at: LATER }))).thenNothing()
+    listing.given(history).when(observe(aRecord({ verified_at: '2026-03-04T00:00:00.000Z', observed_at: LATER }))).then(types('ListingVerified'))
   })
 
   it('delists before and relists after the other changes of the same line', () => {
-    const { when, state } = given(...ingested())
-    const delisted = when(aRecord({ status: 'delisted', price: 1_472_500, observed_at: LATER }))
-    expect(typesOf(delisted)).toEqual(['ListingDelisted', 'ListingPriceChanged'])
-    const back = given(...ingested(), ...delisted)
-    expect(back.state.status).toBe('delisted')
-    const relisted = back.when(aRecord({ status: 'active', price: 1_400_000, observed_at: '2026-03-06T00:00:00.000Z' }))
-    expect(typesOf(relisted)).toEqual(['ListingPriceChanged', 'ListingRelisted'])
-    expect(state.status).toBe('active')
+    const delisting = observe(aRecord({ status: 'delisted', price: 1_472_500, observed_at: LATER }))
+    listing.given(ingested()).when(delisting).then(types('ListingDelisted', 'ListingPriceChanged'))
+    const delisted = [...ingested(), ...listingDecider.decide(delisting, ingested().reduce(listingDecider.evolve, listingDecider.initialState))]
+    listing
+      .given(delisted)
+      .when(observe(aRecord({ status: 'active', price: 1_400_000, observed_at: '2026-03-06T00:00:00.000Z' })))
+      .then(types('ListingPriceChanged', 'ListingRelisted'))
   })
 
   it('records changed details with the complete new details and the names of the changed fields', () => {
-    const { when } = given(...ingested())
-    const [event, ...rest] = when(aRecord({ title: 'Nuevo título', bedrooms: 3, observed_at: LATER }))
-    expect(rest).toEqual([])
-    expect(event).toMatchObject({
-      type: 'ListingDetailsChanged',
-      data: { listing_id: id, changed: ['title', 'bedrooms'], title: 'Nuevo título', bedrooms: 3, zone: 'Zona 10', observed_at: LATER },
-    })
-    expect(typesOf(when(aRecord({ broker: { id: 'gt-brk-02', name: 'Punto Hogar' }, observed_at: LATER })))).toEqual([
-      'ListingDetailsChanged',
-    ])
+    listing
+      .given(ingested())
+      .when(observe(aRecord({ title: 'Nuevo título', bedrooms: 3, observed_at: LATER })))
+      .then((events) => {
+        expect(events).toHaveLength(1)
+        expect(events[0]).toMatchObject({
+          type: 'ListingDetailsChanged',
+          data: { listing_id: id, changed: ['title', 'bedrooms'], title: 'Nuevo título', bedrooms: 3, zone: 'Zona 10', observed_at: LATER },
+        })
+      })
+    listing.given(ingested()).when(observe(aRecord({ broker: { id: 'gt-brk-02', name: 'Punto Hogar' }, observed_at: LATER }))).then(types('ListingDetailsChanged'))
   })
 
   it('compares a stored broker by value, whatever the order of its keys', () => {
     const [first] = ingested()
     const reloaded = JSON.parse(
-      JSON.stringify(first).replace(
-        '{"id":"gt-brk-01","name":"Inmobiliaria Los Altos"}',
-        '{"name":"Inmobiliaria Los Altos","id":"gt-brk-01"}',
-      ),
-    )
-    expect(given(reloaded).when(aRecord({ observed_at: LATER }))).toEqual([])
+      JSON.stringify(first).replace('{"id":"gt-brk-01","name":"Inmobiliaria Los Altos"}', '{"name":"Inmobiliaria Los Altos","id":"gt-brk-01"}'),
+    ) as ListingEvent
+    listing.given([reloaded]).when(observe(aRecord({ observed_at: LATER }))).thenNothing()
   })
 
   it('evolves into the state the events describe', () => {
-    const history = [
-      ...ingested(),
-      ...given(...ingested()).when(aRecord({ verified_at: '2026-03-02T00:00:00.000Z', price: 1_472_500, observed_at: LATER })),
-    ]
-    const state = history.reduce(evolveListing, untracked) as Exclude<Listing, { status: 'untracked' }>
-    expect(state).toMatchObject({
-      status: 'active',
-      id,
-      verifiedAt: '2026-03-02T00:00:00.000Z',
-      observedAt: LATER,
-      price: { price_local: 1_472_500, currency: 'GTQ', fx_rate: 7.75, price_usd: 190_000 },
-    })
+    listing
+      .given(ingested())
+      .when(observe(aRecord({ verified_at: '2026-03-02T00:00:00.000Z', price: 1_472_500, observed_at: LATER })))
+      .thenState({
+        status: 'active',
+        id,
+        details: {
+          country: 'GT',
+          zone: 'Zona 10',
+          operation: 'Venta',
+          property_type: 'Apartamento',
+          title: 'Apartamento en venta, Zona 10',
+          area_m2: 100,
+          bedrooms: 2,
+          bathrooms: 2,
+          broker: { id: 'gt-brk-01', name: 'Inmobiliaria Los Altos' },
+          url: 'https://gt-brk-01.example/propiedades/brk-1',
+          listed_at: '2026-03-01T10:00:00.000Z',
+        },
+        verifiedAt: '2026-03-02T00:00:00.000Z',
+        observedAt: LATER,
+        price: { price_local: 1_472_500, currency: 'GTQ', fx_rate: 7.75, price_usd: 190_000 },
+      })
   })
 })
 

@@ -1,42 +1,55 @@
 import { describe, expect, test } from 'vitest'
-import { type Owner, type OwnerCommand, OwnerId, decideOwner, evolveOwner, initialOwner } from '../../src/domain/owners/owner.ts'
+import { type OwnerCommand, type OwnerEvent, OwnerId, ownerDecider } from '../../src/domain/owners/owner.ts'
 import { isValid } from '../../src/shared/validate.ts'
+import { specify } from '../support/given-when-then.ts'
 
 const at = '2026-11-01T10:00:00.000Z'
-const given = (...commands: OwnerCommand[]): Owner =>
-  commands.reduce((state, command) => decideOwner(command, state).reduce(evolveOwner, state), initialOwner)
+const owner = specify(ownerDecider)
+
 const register = (tier: 'free' | 'pro' | 'enterprise' | 'admin' = 'pro'): OwnerCommand => ({ type: 'RegisterOwner', ownerId: 'acme', tier, actor: 'operator', at })
+const registered = (tier: 'free' | 'pro' | 'enterprise' | 'admin' = 'pro'): OwnerEvent => ({
+  type: 'OwnerRegistered',
+  data: { owner_id: 'acme', tier, by: 'operator', at },
+})
+const deactivated: OwnerEvent = { type: 'OwnerDeactivated', data: { owner_id: 'acme', by: 'root', at } }
 
 describe('owner decider', () => {
   test('registering a new owner records OwnerRegistered with the actor and time', () => {
-    expect(decideOwner(register('enterprise'), initialOwner)).toEqual([
-      { type: 'OwnerRegistered', data: { owner_id: 'acme', tier: 'enterprise', by: 'operator', at } },
-    ])
+    owner.given().when(register('enterprise')).then([registered('enterprise')])
   })
 
   test('registering twice is refused as a conflict', () => {
-    expect(() => decideOwner(register(), given(register()))).toThrow(expect.objectContaining({ code: 'conflict' }))
+    owner.given([registered()]).when(register()).thenRefused({ code: 'conflict', message: 'owner acme already exists' })
   })
 
-  test('changing tier records from and to; the same tier records nothing', () => {
-    const state = given(register('pro'))
-    expect(decideOwner({ type: 'ChangeOwnerTier', ownerId: 'acme', tier: 'enterprise', actor: 'root', at }, state)).toEqual([
-      { type: 'OwnerTierChanged', data: { owner_id: 'acme', from: 'pro', to: 'enterprise', by: 'root', at } },
-    ])
-    expect(decideOwner({ type: 'ChangeOwnerTier', ownerId: 'acme', tier: 'pro', actor: 'root', at }, state)).toEqual([])
+  test('changing tier records from and to', () => {
+    owner
+      .given([registered('pro')])
+      .when({ type: 'ChangeOwnerTier', ownerId: 'acme', tier: 'enterprise', actor: 'root', at })
+      .then([{ type: 'OwnerTierChanged', data: { owner_id: 'acme', from: 'pro', to: 'enterprise', by: 'root', at } }])
   })
 
-  test('deactivate and reactivate switch the status and keep the tier; repeats are no-ops', () => {
-    const inactive = given(register('enterprise'), { type: 'DeactivateOwner', ownerId: 'acme', actor: 'root', at })
-    expect(inactive).toEqual({ status: 'inactive', id: 'acme', tier: 'enterprise' })
-    expect(decideOwner({ type: 'DeactivateOwner', ownerId: 'acme', actor: 'root', at }, inactive)).toEqual([])
-    const active = given(register('enterprise'), { type: 'DeactivateOwner', ownerId: 'acme', actor: 'root', at }, { type: 'ReactivateOwner', ownerId: 'acme', actor: 'root', at })
-    expect(active).toEqual({ status: 'active', id: 'acme', tier: 'enterprise' })
+  test('changing to the same tier records nothing', () => {
+    owner.given([registered('pro')]).when({ type: 'ChangeOwnerTier', ownerId: 'acme', tier: 'pro', actor: 'root', at }).thenNothing()
+  })
+
+  test('deactivating switches the status and keeps the tier; deactivating again records nothing', () => {
+    owner.given([registered('enterprise')]).when({ type: 'DeactivateOwner', ownerId: 'acme', actor: 'root', at }).thenState({ status: 'inactive', id: 'acme', tier: 'enterprise' })
+    owner.given([registered('enterprise'), deactivated]).when({ type: 'DeactivateOwner', ownerId: 'acme', actor: 'root', at }).thenNothing()
+  })
+
+  test('reactivating an inactive owner makes it active with its tier; an active one records nothing', () => {
+    owner.given([registered('enterprise'), deactivated]).when({ type: 'ReactivateOwner', ownerId: 'acme', actor: 'root', at }).thenState({ status: 'active', id: 'acme', tier: 'enterprise' })
+    owner.given([registered('enterprise')]).when({ type: 'ReactivateOwner', ownerId: 'acme', actor: 'root', at }).thenNothing()
   })
 
   test.each(['ChangeOwnerTier', 'DeactivateOwner', 'ReactivateOwner'] as const)('%s on an unknown owner → not_found', (type) => {
-    const command = { type, ownerId: 'ghost', actor: 'root', at, tier: 'pro' } as OwnerCommand
-    expect(() => decideOwner(command, initialOwner)).toThrow(expect.objectContaining({ code: 'not_found' }))
+    owner.given().when({ type, ownerId: 'ghost', actor: 'root', at, tier: 'pro' } as OwnerCommand).thenRefused({ code: 'not_found', message: 'owner ghost does not exist' })
+  })
+
+  test('events of other aggregates are not owner events', () => {
+    expect(ownerDecider.is({ type: 'ApiKeyIssued' })).toBe(false)
+    expect(ownerDecider.is({ type: 'OwnerRegistered' })).toBe(true)
   })
 })
 

@@ -27,8 +27,10 @@ export function specify<Command, Event, State>(decider: Decider<Command, Event, 
         when(command: Command) {
           const decide = () => decider.decide(command, state)
           return {
-            then(expected: readonly Event[]) {
-              expect(decide()).toEqual(expected)
+            /** The events decided, exactly; or a check of them where only some of their fields matter. */
+            then(expected: readonly Event[] | ((events: Event[]) => void)) {
+              if (typeof expected === 'function') expected(decide())
+              else expect(decide()).toEqual(expected)
             },
             thenNothing() {
               expect(decide()).toEqual([])

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { type Static, Type } from '@sinclair/typebox'
 import { type FxTable, toUsd } from '../market/fx.ts'
 import { Country, Currency, Operation, PropertyType, Source } from '../market/vocabulary.ts'
+import type { Decider } from '../decider.ts'
 import { Broker, type FeedRecord } from './feed.ts'
 
 /**
@@ -228,4 +229,12 @@ export function listingEventId(stream: string, revision: number, event: ListingE
   // RFC 9562 layout: version 8 (custom), variant 10.
   const variant = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
+/** A listing's decisions: what each feed line observed about it records. */
+export const listingDecider: Decider<ObserveListing, ListingEvent, Listing> = {
+  decide: decideListing,
+  evolve: evolveListing,
+  initialState: untracked,
+  is: isListingEvent,
 }

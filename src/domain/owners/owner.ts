@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { AppError } from '../../shared/errors.ts'
+import type { Decider } from '../decider.ts'
 
 export const TIERS = ['free', 'pro', 'enterprise', 'admin'] as const
 export const Tier = Type.Union(TIERS.map((t) => Type.Literal(t)))
@@ -84,3 +85,11 @@ export function evolveOwner(owner: Owner, event: OwnerEvent): Owner {
 }
 
 export const isOwnerEvent = (event: { type: string }): event is OwnerEvent => event.type in OwnerEventSchemas
+
+/** Owners' decisions: registration, tier changes, deactivation and reactivation. */
+export const ownerDecider: Decider<OwnerCommand, OwnerEvent, Owner> = {
+  decide: decideOwner,
+  evolve: evolveOwner,
+  initialState: initialOwner,
+  is: isOwnerEvent,
+}
