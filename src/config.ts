@@ -1,6 +1,6 @@
-import type { RateLimits } from './ratelimit/port.ts'
+import { DEFAULT_QUOTAS, type QuotaPolicy } from './domain/briefings/quota.ts'
+import { defaultRateLimits, type RateLimits } from './ratelimit/port.ts'
 
-export type Quotas = { pro: number; enterprise: number }
 
 export type Config = {
   port: number
@@ -13,7 +13,7 @@ export type Config = {
   /** Redis for shared rate-limit counters; unset = in-memory counters (single process). */
   redisUrl: string | undefined
   rateLimits: RateLimits
-  quotas: Quotas
+  quotas: QuotaPolicy
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string; timeoutMs: number }
   /** Seed the demo market at start-up when the store holds no market data (no listing event). */
   demoOnEmpty: boolean
@@ -50,12 +50,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     esdbConnectionString: optional('ESDB_CONNECTION_STRING'),
     redisUrl: optional('REDIS_URL'),
     rateLimits: {
-      pro: integer(env, 'RATE_LIMIT_PRO', 100, 1),
-      enterprise: integer(env, 'RATE_LIMIT_ENTERPRISE', 1000, 1),
+      pro: integer(env, 'RATE_LIMIT_PRO', defaultRateLimits.pro, 1),
+      enterprise: integer(env, 'RATE_LIMIT_ENTERPRISE', defaultRateLimits.enterprise, 1),
     },
     quotas: {
-      pro: integer(env, 'QUOTA_PRO', 50),
-      enterprise: integer(env, 'QUOTA_ENTERPRISE', 500),
+      pro: integer(env, 'QUOTA_PRO', DEFAULT_QUOTAS.pro),
+      enterprise: integer(env, 'QUOTA_ENTERPRISE', DEFAULT_QUOTAS.enterprise),
     },
     openai: {
       apiKey: optional('OPENAI_API_KEY'),

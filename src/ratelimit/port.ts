@@ -28,6 +28,7 @@ export interface RateLimiter {
 
 /** Requests per key per UTC hour. Admin is never counted and free has no API access, so neither appears. */
 export type RateLimits = { pro: number; enterprise: number }
+/** Unless configured otherwise (RATE_LIMIT_PRO, RATE_LIMIT_ENTERPRISE). */
 export const defaultRateLimits: RateLimits = { pro: 100, enterprise: 1000 }
 
 const HOUR_MS = 3_600_000

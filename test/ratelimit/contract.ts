@@ -10,7 +10,7 @@ export async function burst(hits: Array<() => RateDecision | Promise<RateDecisio
   return { allowed: decisions.filter((d) => d.allowed).length, decisions }
 }
 
-/** The behaviour every RateLimiter adapter must show (spec §7–8, DESIGN "Order of checks"). */
+/** The behaviour every RateLimiter adapter must show (docs/limits.md). */
 export function rateLimiterContract(adapter: string, open: () => Promise<RateLimiter>) {
   describe(`RateLimiter contract: ${adapter}`, () => {
     let limiter: RateLimiter

@@ -9,7 +9,7 @@ import { openRedisRateLimiter } from '../../src/ratelimit/redis.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 
 /**
- * Hourly rate limits as an API user sees them (spec §7–8, DESIGN "Order of checks" and "Headers"):
+ * Hourly rate limits as an API user sees them (docs/limits.md, docs/errors.md "Order of checks"):
  * the whole API through `app.handle`, real auth, real key index on PGlite, and each limiter adapter.
  * The clock is injected and pinned, so no test depends on when it runs.
  */

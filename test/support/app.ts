@@ -5,7 +5,8 @@ import type { KeyIndex } from '../../projections/owners-and-keys/key-index.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { type OperatorContext, runOperatorCommand } from '../../src/operator/commands.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
-import type { RateLimiter, RateLimits } from '../../src/ratelimit/port.ts'
+import { defaultRateLimits, type RateLimiter, type RateLimits } from '../../src/ratelimit/port.ts'
+import { DEFAULT_QUOTAS } from '../../src/domain/briefings/quota.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
 import { type Storage, briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, projectionLagOf, storageOn } from '../../src/system.ts'
 import type { ListingInventory } from '../../projections/listings/inventory.ts'
@@ -60,7 +61,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const briefings = briefingServiceOn(
     storage,
     zones,
-    { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas: options.quotas ?? { pro: 50, enterprise: 500 } },
+    { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas: options.quotas ?? DEFAULT_QUOTAS },
     clock,
     cryptoRandom,
     options.writer ?? localAnalyst,
@@ -68,7 +69,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const app = buildApp({
     keys,
     limiter: options.limiter ?? memoryRateLimiter(),
-    limits: options.limits ?? { pro: 100, enterprise: 1000 },
+    limits: options.limits ?? defaultRateLimits,
     clock,
     log,
     accessLog: true,

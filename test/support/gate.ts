@@ -2,6 +2,7 @@ import { type Gate, gate } from '../../src/http/gate.ts'
 import { formatApiKey, hashApiKey } from '../../src/domain/keys/api-key.ts'
 import type { KeyLookup } from '../../src/http/authenticate.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
+import { defaultRateLimits } from '../../src/ratelimit/port.ts'
 import { systemClock } from '../../src/shared/random.ts'
 
 /**
@@ -15,7 +16,7 @@ export function adminGate(): { gate: Gate; authorization: string } {
     owner: (id) => (id === 'route-suite' ? { tier: 'admin', status: 'active' } : undefined),
   }
   return {
-    gate: gate({ keys: lookup, limiter: memoryRateLimiter(), limits: { pro: 100, enterprise: 1000 }, clock: systemClock }),
+    gate: gate({ keys: lookup, limiter: memoryRateLimiter(), limits: defaultRateLimits, clock: systemClock }),
     authorization: `Bearer ${key}`,
   }
 }

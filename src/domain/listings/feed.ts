@@ -29,7 +29,7 @@ export const Broker = Type.Object(
 )
 export type Broker = Static<typeof Broker>
 
-/** One line of a listings feed, as written by a broker export or a scraper (DESIGN "Feed format"). */
+/** One line of a listings feed, as written by a broker export or a scraper (docs/feed-format.md). */
 export const FeedLine = Type.Object(
   {
     source: Source,

@@ -49,6 +49,3 @@ const byUpperCase = new Map<string, Country>(COUNTRIES.map((c) => [c, c]))
 
 /** A country code in any letter case, or null when it is not one of the eight. */
 export const countryFrom = (text: string): Country | null => byUpperCase.get(text.trim().toUpperCase()) ?? null
-
-export const isOneOf = <T extends string>(values: readonly T[], value: unknown): value is T =>
-  typeof value === 'string' && (values as readonly string[]).includes(value)

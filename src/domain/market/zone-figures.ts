@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { BedroomGroup, Country, Operation, PropertyType, Source } from './vocabulary.ts'
 
-/** The zone endpoints' records (DESIGN "Zones", "Zone detail"). Nullable numbers are medians under 3 listings. */
+/** The zone endpoints' records (docs/api.md, docs/statistics.md). Nullable numbers are medians under 3 listings. */
 const NullableNumber = Type.Union([Type.Number(), Type.Null()])
 
 const N_ACTIVE = Type.Integer({ description: 'active listings, every operation and source' })
