@@ -72,7 +72,7 @@ function usageOf(name: string, cli: CommandLineFace, terms: HelpTerms): Usage {
   }
 }
 
-/** `--tier free|pro`, `[--label TEXT]`, `[--hold]`. */
+/** `--id ID`, `[--label TEXT]`, `[--hold]`. */
 function optionText(flag: Option): string {
   const text = flag.boolean ? flag.label : `${flag.label} ${flag.placeholder}`
   return flag.required ? text : `[${text}]`

@@ -27,7 +27,7 @@ export type HelpText = string | ((terms: HelpTerms) => string)
  */
 export type Param<S extends TSchema = TSchema> = {
   schema: S
-  /** As shown in usage: `ID`, `free|pro|enterprise|admin`; none for a switch. */
+  /** As shown in usage: `ID`, `YYYY-MM`, the allowed values; none for a switch. */
   placeholder?: string
   help: HelpText
   /** Given by position (`audit key KEY_ID`), not as a flag; an array takes every such word. */
@@ -77,30 +77,31 @@ type Face<P extends Params, R> = {
 const schemaOf = <P extends Params>(params: P) =>
   Type.Object(Object.fromEntries(Object.entries(params).map(([name, p]) => [name, p.schema]))) as TObject<{ [K in keyof P]: P[K]['schema'] }>
 
+/** What the help and the output need of a declaration (its result and arguments typed only there). */
 const faceOf = <P extends Params, R>({ summary, params, notes, output, partlyRefused, resultStream }: Face<P, R>): CommandLineFace => ({
   summary,
   params,
-  ...(notes === undefined ? {} : { notes }),
-  output: output as CommandLineFace['output'],
-  ...(partlyRefused ? { partlyRefused: partlyRefused as CommandLineFace['partlyRefused'] } : {}),
-  ...(resultStream ? { resultStream: resultStream as CommandLineFace['resultStream'] } : {}),
+  notes,
+  output,
+  partlyRefused,
+  resultStream,
 })
 
 /** An operator command on the command line that runs where the store is. */
 export function storeCommand<const P extends Params, R>(
   declaration: { name: string; run(ctx: OperatorContext, args: ArgsOf<P>): Promise<R> } & Face<P, R>,
 ): OperatorCommand {
-  return { kind: 'store', name: declaration.name, args: schemaOf(declaration.params), run: declaration.run as never, cli: faceOf(declaration) }
+  return { kind: 'store', name: declaration.name, args: schemaOf(declaration.params), run: declaration.run, cli: faceOf(declaration) }
 }
 
 /** A command the CLI's flows send (`ingest lines`): not on the command line, so no help and no output. */
 export function internalCommand<S extends TObject, R>(declaration: { name: string; args: S; run(ctx: OperatorContext, args: Static<S>): Promise<R> }): OperatorCommand {
-  return { kind: 'store', name: declaration.name, args: declaration.args, run: declaration.run as never }
+  return { kind: 'store', name: declaration.name, args: declaration.args, run: declaration.run }
 }
 
 /** An operator command that runs in the CLI, reading or writing a file, and sends store commands. */
 export function clientCommand<const P extends Params, R>(
   declaration: { name: string; flow(send: Send, args: ArgsOf<P>, terminal: Terminal): Promise<Outcome> } & Face<P, R>,
 ): OperatorCommand {
-  return { kind: 'client', name: declaration.name, args: schemaOf(declaration.params), flow: declaration.flow as never, cli: faceOf(declaration) }
+  return { kind: 'client', name: declaration.name, args: schemaOf(declaration.params), flow: declaration.flow, cli: faceOf(declaration) }
 }

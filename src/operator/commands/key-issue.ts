@@ -9,7 +9,7 @@ import { actor } from './params.ts'
 
 type Issued = { key: string; key_id: string; owner_id: string; scopes: string[]; hint: string; label: string | null }
 
-/** `read[,write]`, and what each scope allows. */
+/** `--scopes`: a comma-separated list of SCOPES, and what each allows. */
 const scopes = param(Type.Array(Type.String(), { minItems: 1 }), {
   placeholder: `${SCOPES[0]}${SCOPES.slice(1).map((s) => `[,${s}]`).join('')}`,
   help: SCOPES.map((s) => `${s}: ${SCOPE_ALLOWS[s]}`).join('; '),
