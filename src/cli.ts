@@ -8,29 +8,25 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ConfigError, loadConfig } from './config.ts'
-import { type CliRequest, parseCli } from './operator/cli-args.ts'
-import { type Progress, runOperatorCommand } from './operator/commands.ts'
-import { formatResult } from './operator/format.ts'
-import { exportEventsThrough, importEventsThrough } from './operator/events-file.ts'
-import { ingestFileThrough } from './operator/ingest-file.ts'
-import { type OperatorLine, errorLine } from './operator/socket-handler.ts'
+import { type CliRequest, commandLine } from './operator/cli-args.ts'
+import { report, runCommandLine } from './operator/cli-run.ts'
+import { operatorCommands, runOperatorCommand } from './operator/commands.ts'
+import { type OperatorLine, type Outcome, type Send, errorLine } from './operator/outcome.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
-import { terminalProgress } from './runtime/progress.ts'
+import type { Progress } from './runtime/progress.ts'
 import { AppError, isAppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { embeddedStoreExists, openStorage } from './system.ts'
+import { allProjections, embeddedStoreExists, openStorage } from './system.ts'
 
 type Config = ReturnType<typeof loadConfig>
-type Outcome = Extract<OperatorLine, { ok: boolean }>
 
 /** Where commands run: the server behind its socket, or the store opened by this process. */
 type Session = {
-  run(name: string, args: unknown, progress: Progress): Promise<Outcome>
+  run: Send
   close(): Promise<void>
   /** Which store, for the operator: `pglite /srv/data via the server's socket`. */
   store: string
 }
-type RunRequest = Extract<CliRequest, { kind: 'run' }>
 
 async function socketCall(socket: string, name: string, args: unknown, progress: Progress): Promise<Outcome | undefined> {
   let response: Response
@@ -135,22 +131,13 @@ async function openSession(config: Config, init: boolean): Promise<Session> {
   }
 }
 
-function report(request: RunRequest, outcome: Outcome, print: (text: string) => void = console.log): number {
-  if (outcome.ok) {
-    print(request.json ? JSON.stringify(outcome.result, null, 2) : formatResult(request.command, outcome.result))
-    return 0
-  }
-  if (request.json) console.error(JSON.stringify(outcome, null, 2))
-  else console.error(`error (${outcome.error}): ${outcome.message}`)
-  return outcome.error === 'invalid_request' ? 2 : 1
-}
-
 async function main(): Promise<number> {
   let request: CliRequest
   let config: Config
   try {
+    const cli = commandLine(operatorCommands, { projections: allProjections.map((p) => p.name) })
     // npm runs scripts from the repository root; INIT_CWD is where the user typed the command.
-    request = parseCli(process.argv.slice(2), process.env.INIT_CWD || process.cwd())
+    request = cli.parse(process.argv.slice(2), process.env.INIT_CWD || process.cwd())
     config = loadConfig(process.env)
   } catch (error) {
     if (isAppError(error) || error instanceof ConfigError) {
@@ -171,32 +158,8 @@ async function main(): Promise<number> {
   }
   // Not with --json, whose stderr carries only the JSON error.
   if (!request.json) console.error(`store: ${session.store}`)
-  const bar = terminalProgress()
   try {
-    if (request.command === 'ingest') {
-      const outcome = await ingestFileThrough(session.run, String(request.args.file), bar.progress, (rejection) => {
-        bar.clear()
-        console.error(rejection.reason)
-      })
-      bar.done()
-      const code = report(request, outcome)
-      return code === 0 && (outcome as { result: { rejected: number } }).result.rejected > 0 ? 1 : code
-    }
-    if (request.command === 'events export') {
-      const out = request.args.out === undefined ? undefined : String(request.args.out)
-      const outcome = await exportEventsThrough(session.run, out, bar.progress)
-      bar.done()
-      // Exporting to stdout: the summary goes to stderr, after the data.
-      return report(request, outcome, out === undefined ? console.error : console.log)
-    }
-    if (request.command === 'events import') {
-      const outcome = await importEventsThrough(session.run, String(request.args.file), bar.progress)
-      bar.done()
-      return report(request, outcome)
-    }
-    const outcome = await session.run(request.command, request.args, bar.progress)
-    bar.done()
-    return report(request, outcome)
+    return await runCommandLine(request, session.run)
   } finally {
     await session.close()
   }

@@ -1,16 +1,8 @@
-import { AppError, isAppError } from '../shared/errors.ts'
-import { type OperatorContext, type Progress, runOperatorCommand } from './commands.ts'
-
-/** One line of the NDJSON answer to an operator request: progress updates, then exactly one result. */
-export type OperatorLine =
-  | { progress: { label: string; done: number; total: number; unit?: string } }
-  | { ok: true; result: unknown }
-  | { ok: false; error: string; message: string; details?: unknown }
-
-export const errorLine = (error: unknown): Extract<OperatorLine, { ok: false }> =>
-  isAppError(error)
-    ? { ok: false, error: error.code, message: error.message, ...(error.extra.details ? { details: error.extra.details } : {}) }
-    : { ok: false, error: 'internal', message: error instanceof Error ? error.message : String(error) }
+import type { Progress } from '../runtime/progress.ts'
+import { AppError } from '../shared/errors.ts'
+import type { OperatorContext } from './command.ts'
+import { runOperatorCommand } from './commands.ts'
+import { type OperatorLine, errorLine } from './outcome.ts'
 
 /**
  * Serves operator commands on the server's local socket (`DATA_DIR/mirador.sock`, mode 0600):

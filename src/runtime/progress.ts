@@ -1,4 +1,5 @@
-import type { Progress } from '../operator/commands.ts'
+/** A long operation's progress; `unit` (e.g. `events`) makes the terminal bar show a rate and an ETA. */
+export type Progress = (update: { label: string; done: number; total: number; unit?: string }) => void
 
 const seconds = (s: number) => (s >= 3600 ? `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min` : s >= 60 ? `${Math.floor(s / 60)} min ${Math.round(s % 60)} s` : `${Math.ceil(s)} s`)
 

@@ -1,8 +1,17 @@
 import { describe, expect, test } from 'vitest'
-import { cliCommands, parseCli } from '../../src/operator/cli-args.ts'
+import { SCOPE_ALLOWS, SCOPES } from '../../src/domain/keys/key.ts'
+import { TIERS } from '../../src/domain/owners/owner.ts'
+import { commandLine } from '../../src/operator/cli-args.ts'
+import { operatorCommands } from '../../src/operator/commands.ts'
+import { allProjections } from '../../src/system.ts'
 
 const CWD = '/home/ana/feeds'
-const parse = (...argv: string[]) => parseCli(argv, CWD)
+const PROJECTIONS = allProjections.map((p) => p.name)
+const cli = commandLine(operatorCommands, { projections: PROJECTIONS })
+const parse = (...argv: string[]) => cli.parse(argv, CWD)
+/** The commands on the command line (the others are sent by the CLI's own flows). */
+const onCli = operatorCommands.filter((c) => c.cli)
+const cliCommands = () => onCli.map((c) => c.name)
 const helpText = (...argv: string[]) => {
   const request = parse(...argv)
   if (request.kind !== 'help') throw new Error(`not help: ${JSON.stringify(request)}`)
@@ -73,8 +82,8 @@ describe('operator command line', () => {
   })
 })
 
-describe('--help, generated from the command table', () => {
-  test('--help, -h and help list every command of the table with its summary, and the global options', () => {
+describe('--help, generated from the list of commands', () => {
+  test('--help, -h and help list every command of the list with its summary, and the global options', () => {
     const text = helpText('--help')
     expect(helpText('-h')).toBe(text)
     expect(helpText('help')).toBe(text)
@@ -119,5 +128,46 @@ describe('--help, generated from the command table', () => {
     const group = helpText('key', '--help')
     expect(group).toMatch(/key issue[\s\S]*key revoke[\s\S]*key list/)
     expect(group).not.toContain('owner create')
+  })
+})
+
+describe('each command declares what people see, once', () => {
+  const terms = { projections: PROJECTIONS }
+  const said = (text: string | ((t: typeof terms) => string)) => (typeof text === 'string' ? text : text(terms))
+
+  test.each(cliCommands())('"%s" has a summary, an output, and every parameter explained in its help and listed in --help', (name) => {
+    const face = onCli.find((c) => c.name === name)!.cli!
+    expect(face.summary).toMatch(/^[a-z].{10,}/)
+    expect(face.output).toBeTypeOf('function')
+    const own = helpText(...name.split(' '), '--help').split('\n')
+    const listed = helpText('--help').split('\n').find((line) => line === `  ${name}` || line.startsWith(`  ${name} `))
+    expect(listed).toBeDefined()
+    for (const [arg, param] of Object.entries(face.params)) {
+      const shown = param.positional ? param.placeholder! : `--${arg.replaceAll('_', '-')}`
+      expect(listed).toContain(shown)
+      const row = own.find((line) => line.startsWith(`  ${shown}`) || line.startsWith(`  [${shown}`))
+      expect(row, `${name}: ${shown}`).toBeDefined()
+      expect(row!.endsWith(`  ${said(param.help)}`)).toBe(true)
+    }
+  })
+
+  test('the commands the CLI sends for its own flows are not on the command line', () => {
+    const internal = operatorCommands.filter((c) => !c.cli).map((c) => c.name)
+    expect(internal).toEqual(['ingest lines', 'events read', 'events import lines'])
+    for (const name of internal) expect(helpText('--help')).not.toContain(`  ${name}`)
+  })
+
+  test('the help names exactly the tiers, scopes and read models of their definitions', () => {
+    expect(helpText('owner', 'create', '--help').match(/--tier (\S+)/)![1]!.split('|')).toEqual([...TIERS])
+    expect(helpText('owner', 'set-tier', '--help').match(/--tier (\S+)/)![1]!.split('|')).toEqual([...TIERS])
+    const issue = helpText('key', 'issue', '--help')
+    expect(issue.match(/--scopes (\S+)/)![1]!.match(/[a-z]+/g)).toEqual([...SCOPES])
+    expect(issue).toMatch(new RegExp(`^  --scopes \\S+ +${SCOPES.map((s) => `${s}: ${SCOPE_ALLOWS[s]}`).join('; ')}$`, 'm'))
+    const names = PROJECTIONS.join(', ')
+    expect(helpText('projections', 'status', '--help')).toContain(`\nNames: ${names}.\n`)
+    expect(helpText('projections', 'rebuild', '--help')).toMatch(new RegExp(`^  NAME +projections to rebuild: ${names}$`, 'm'))
+    for (const command of ['diff', 'promote', 'rollback', 'prune']) {
+      expect(helpText('projections', command, '--help')).toMatch(new RegExp(`^  NAME +${names}$`, 'm'))
+    }
   })
 })

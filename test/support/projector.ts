@@ -15,8 +15,8 @@ import { openPglite } from '../../src/db/pglite.ts'
 import { openPostgres } from '../../src/db/postgres.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { runOperatorCommand } from '../../src/operator/commands.ts'
-import { ingestFileThrough } from '../../src/operator/ingest-file.ts'
-import { errorLine } from '../../src/operator/socket-handler.ts'
+import { ingestFileThrough } from '../../src/operator/commands/ingest.ts'
+import { errorLine } from '../../src/operator/outcome.ts'
 import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
 
 const [mode, where] = process.argv.slice(2)

@@ -5,6 +5,8 @@ import { AppError } from '../../shared/errors.ts'
 export const SCOPES = ['read', 'write'] as const
 export const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)))
 export type Scope = Static<typeof Scope>
+/** What each scope lets a key do. */
+export const SCOPE_ALLOWS: Record<Scope, string> = { read: 'GET endpoints', write: 'POST /briefings' }
 
 const At = Type.String({ format: 'date-time' })
 const Actor = Type.String({ minLength: 1, maxLength: 64 })

@@ -1,0 +1,54 @@
+import { terminalProgress } from '../runtime/progress.ts'
+import { parseWith } from '../shared/validate.ts'
+import type { CliRequest } from './cli-args.ts'
+import type { CommandLineFace } from './command.ts'
+import { operatorCommand } from './commands.ts'
+import { type Outcome, type Send, errorLine } from './outcome.ts'
+
+type RunRequest = Extract<CliRequest, { kind: 'run' }>
+
+/**
+ * Prints how a command ended (`--json`: the result or the error as JSON) and returns the exit code:
+ * 0 done, 1 refused (or part of the input refused), 2 bad usage.
+ */
+export function report(request: RunRequest, outcome: Outcome, cli?: CommandLineFace): number {
+  if (outcome.ok) {
+    const print = cli?.resultStream?.(request.args as never) === 'stderr' ? console.error : console.log
+    print(request.json || !cli ? JSON.stringify(outcome.result, null, 2) : cli.output(outcome.result as never))
+    return cli?.partlyRefused?.(outcome.result as never) ? 1 : 0
+  }
+  if (request.json) console.error(JSON.stringify(outcome, null, 2))
+  else console.error(`error (${outcome.error}): ${outcome.message}`)
+  return outcome.error === 'invalid_request' ? 2 : 1
+}
+
+/** Runs a parsed command line through `send`, drawing progress on the terminal; returns the exit code. */
+export async function runCommandLine(request: RunRequest, send: Send): Promise<number> {
+  const command = operatorCommand(request.command)!
+  const bar = terminalProgress()
+  let outcome: Outcome
+  switch (command.kind) {
+    case 'store':
+      outcome = await send(command.name, request.args, bar.progress)
+      break
+    case 'client': {
+      const warn = (line: string) => {
+        bar.clear()
+        console.error(line)
+      }
+      try {
+        const args = parseWith(command.args, request.args, `arguments of "${command.name}"`)
+        outcome = await command.flow(send, args as never, { progress: bar.progress, warn })
+      } catch (error) {
+        outcome = errorLine(error)
+      }
+      break
+    }
+    default: {
+      const never: never = command
+      throw new Error(`unknown kind of command ${JSON.stringify(never)}`)
+    }
+  }
+  bar.done()
+  return report(request, outcome, command.cli)
+}
