@@ -1,8 +1,6 @@
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import { KeyEventSchemas, type KeyEvent } from '../../src/domain/keys/key.ts'
+import { isKeyEvent } from '../../src/domain/keys/key.ts'
 import { type Projection, type RowChange, sql, type Tables } from '../engine/projection.ts'
-
-const isKeyEvent = (event: { type: string }): event is KeyEvent => event.type in KeyEventSchemas
 
 /** One row per key, looked up by the SHA-256 of the key. Never holds a plaintext key. */
 export const apiKeysProjection: Projection<'keys'> = {

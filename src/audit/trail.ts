@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
-import { type ApiKey, evolveKey, initialKey, type KeyEvent, KeyEventSchemas, keyStream, type Scope } from '../domain/keys/key.ts'
+import { type ApiKey, evolveKey, initialKey, isKeyEvent, keyStanding, keyStream, type Scope } from '../domain/keys/key.ts'
 import { evolveOwner, initialOwner, isOwnerEvent, type Owner, type OwnerEvent, ownerStream, type Tier } from '../domain/owners/owner.ts'
 import { AppError, invalidRequest } from '../shared/errors.ts'
 
@@ -45,7 +45,6 @@ const lineOf = <S>(event: RecordedEvent, state: S): TrailLine<S> => ({
   state,
 })
 
-const isKeyEvent = (event: { type: string }): event is KeyEvent => event.type in KeyEventSchemas
 const domainOf = (event: RecordedEvent) => ({ type: event.type, data: event.data })
 
 export type KeyState = {
@@ -65,7 +64,7 @@ const keyState = (key: ApiKey, owner: Owner): KeyState | null =>
         scopes: key.scopes,
         owner_tier: owner.status === 'unregistered' ? null : owner.tier,
         owner_status: owner.status,
-        valid: key.status === 'active' && owner.status === 'active' && owner.tier !== 'free',
+        valid: keyStanding(key, owner) === 'valid',
       }
 
 export type KeyAudit = { key_id: string; owner_id: string; until: string | null; state: KeyState | null; events: TrailLine<KeyState>[] }

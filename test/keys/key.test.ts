@@ -1,11 +1,15 @@
 import { describe, expect, test } from 'vitest'
-import { type ApiKey, type KeyCommand, decideKey, evolveKey, initialKey } from '../../src/domain/keys/key.ts'
+import { type KeyCommand, type KeyEvent, keyDecider, keyStanding } from '../../src/domain/keys/key.ts'
 import type { Owner } from '../../src/domain/owners/owner.ts'
+import { specify } from '../support/given-when-then.ts'
 
 const at = '2026-11-01T10:00:00.000Z'
+const key = specify(keyDecider)
+
 const owner = (id: string, tier: 'free' | 'pro' | 'enterprise' | 'admin', status: 'active' | 'inactive' = 'active'): Owner => ({ status, id, tier })
 const nobody: Owner = { status: 'unregistered' }
-const issue = (ownerId: string, actor: string, scopes = ['read', 'write']): KeyCommand => ({
+
+const issue = (ownerId: string, actor: string, states: { owner: Owner; actor: Owner }, scopes = ['read', 'write']): KeyCommand => ({
   type: 'IssueApiKey',
   keyId: 'key_000000000001',
   ownerId,
@@ -15,25 +19,33 @@ const issue = (ownerId: string, actor: string, scopes = ['read', 'write']): KeyC
   label: null,
   actor,
   at,
+  ownerState: states.owner,
+  actorState: states.actor,
 })
-const issued = (ownerId: string): ApiKey =>
-  decideKey(issue(ownerId, ownerId), initialKey, { owner: owner(ownerId, 'enterprise'), actor: owner(ownerId, 'enterprise') }).reduce(evolveKey, initialKey)
+const issuedTo = (ownerId: string, by = ownerId): KeyEvent => ({
+  type: 'ApiKeyIssued',
+  data: { key_id: 'key_000000000001', owner_id: ownerId, scopes: ['read', 'write'], key_hash: 'a'.repeat(64), hint: 'mrd_abcd…wxyz', label: null, by, at },
+})
+const revoke = (actor: string, actorState: Owner): KeyCommand => ({ type: 'RevokeApiKey', keyId: 'key_000000000001', actor, reason: 'lost', at, actorState })
+const revokedBy = (by: string): KeyEvent => ({ type: 'ApiKeyRevoked', data: { key_id: 'key_000000000001', owner_id: 'acme', by, reason: 'lost', at } })
 
 describe('who may issue a key', () => {
-  test('an enterprise owner issues its own keys', () => {
-    const events = decideKey(issue('acme', 'acme'), initialKey, { owner: owner('acme', 'enterprise'), actor: owner('acme', 'enterprise') })
-    expect(events).toHaveLength(1)
-    expect(events[0]).toMatchObject({ type: 'ApiKeyIssued', data: { owner_id: 'acme', by: 'acme', scopes: ['read', 'write'] } })
-    expect(JSON.stringify(events)).not.toMatch(/mrd_[0-9A-Za-z]{38}/)
+  test('an enterprise owner issues its own keys; the event holds the hash and hint, never the key', () => {
+    key
+      .given()
+      .when(issue('acme', 'acme', { owner: owner('acme', 'enterprise'), actor: owner('acme', 'enterprise') }))
+      .then((events) => {
+        expect(events).toEqual([issuedTo('acme')])
+        expect(JSON.stringify(events)).not.toMatch(/mrd_[0-9A-Za-z]{38}/)
+      })
   })
 
   test.each(['pro', 'enterprise'] as const)('an admin issues keys for a %s owner', (tier) => {
-    const events = decideKey(issue('client', 'root'), initialKey, { owner: owner('client', tier), actor: owner('root', 'admin') })
-    expect(events[0]).toMatchObject({ type: 'ApiKeyIssued', data: { by: 'root' } })
+    key.given().when(issue('client', 'root', { owner: owner('client', tier), actor: owner('root', 'admin') })).then([issuedTo('client', 'root')])
   })
 
   test('an admin issues keys for itself', () => {
-    expect(decideKey(issue('root', 'root'), initialKey, { owner: owner('root', 'admin'), actor: owner('root', 'admin') })).toHaveLength(1)
+    key.given().when(issue('root', 'root', { owner: owner('root', 'admin'), actor: owner('root', 'admin') })).then([issuedTo('root')])
   })
 
   test.each([
@@ -46,43 +58,55 @@ describe('who may issue a key', () => {
     ['for an inactive owner', 'client', owner('client', 'enterprise', 'inactive'), owner('root', 'admin'), 'forbidden'],
   ] as const)('refused: %s', (_name, ownerId, ownerState, actorState, code) => {
     const actorId = actorState.status === 'unregistered' ? 'ghost-actor' : actorState.id
-    expect(() => decideKey(issue(ownerId, actorId), initialKey, { owner: ownerState, actor: actorState })).toThrow(
-      expect.objectContaining({ code }),
-    )
+    key.given().when(issue(ownerId, actorId, { owner: ownerState, actor: actorState })).thenRefused({ code })
   })
 
-  test('scopes must be a non-empty subset of read, write (duplicates collapse)', () => {
-    const ctx = { owner: owner('acme', 'enterprise'), actor: owner('acme', 'enterprise') }
-    expect(decideKey(issue('acme', 'acme', ['write', 'read', 'read']), initialKey, ctx)[0]!.data).toMatchObject({ scopes: ['read', 'write'] })
-    expect(() => decideKey(issue('acme', 'acme', []), initialKey, ctx)).toThrow(expect.objectContaining({ code: 'invalid_request' }))
-    expect(() => decideKey(issue('acme', 'acme', ['read', 'admin']), initialKey, ctx)).toThrow(/admin/)
+  test('a key id is issued once', () => {
+    key
+      .given([issuedTo('acme')])
+      .when(issue('acme', 'acme', { owner: owner('acme', 'enterprise'), actor: owner('acme', 'enterprise') }))
+      .thenRefused({ code: 'conflict' })
+  })
+
+  test('scopes are a non-empty subset of read, write; duplicates collapse into the canonical order', () => {
+    const states = { owner: owner('acme', 'enterprise'), actor: owner('acme', 'enterprise') }
+    key.given().when(issue('acme', 'acme', states, ['write', 'read', 'read'])).then([issuedTo('acme')])
+    key.given().when(issue('acme', 'acme', states, [])).thenRefused({ code: 'invalid_request' })
+    key.given().when(issue('acme', 'acme', states, ['read', 'admin'])).thenRefused({ code: 'invalid_request', message: /admin/ })
   })
 })
 
 describe('revoking a key', () => {
-  const revoke = (actor: string): KeyCommand => ({ type: 'RevokeApiKey', keyId: 'key_000000000001', actor, reason: 'lost', at })
-
-  test('its owner or an admin may revoke; the event names who and why', () => {
-    const key = issued('acme')
-    expect(decideKey(revoke('acme'), key, { owner: nobody, actor: owner('acme', 'enterprise') })[0]).toMatchObject({
-      type: 'ApiKeyRevoked',
-      data: { by: 'acme', reason: 'lost', owner_id: 'acme' },
-    })
-    expect(decideKey(revoke('root'), key, { owner: nobody, actor: owner('root', 'admin') })).toHaveLength(1)
+  test('its owner may revoke it; the event names who and why', () => {
+    key.given([issuedTo('acme')]).when(revoke('acme', owner('acme', 'enterprise'))).then([revokedBy('acme')])
   })
 
-  test('anybody else, an unknown key, or a second revocation is refused', () => {
-    const key = issued('acme')
-    expect(() => decideKey(revoke('mallory'), key, { owner: nobody, actor: owner('mallory', 'enterprise') })).toThrow(
-      expect.objectContaining({ code: 'forbidden' }),
-    )
-    expect(() => decideKey(revoke('acme'), initialKey, { owner: nobody, actor: owner('acme', 'enterprise') })).toThrow(
-      expect.objectContaining({ code: 'not_found' }),
-    )
-    const revoked = decideKey(revoke('acme'), key, { owner: nobody, actor: owner('acme', 'enterprise') }).reduce(evolveKey, key)
-    expect(revoked.status).toBe('revoked')
-    expect(() => decideKey(revoke('acme'), revoked, { owner: nobody, actor: owner('acme', 'enterprise') })).toThrow(
-      expect.objectContaining({ code: 'conflict' }),
-    )
+  test('an active admin may revoke any key', () => {
+    key.given([issuedTo('acme')]).when(revoke('root', owner('root', 'admin'))).then([revokedBy('root')])
+  })
+
+  test('anybody else is refused', () => {
+    key.given([issuedTo('acme')]).when(revoke('mallory', owner('mallory', 'enterprise'))).thenRefused({ code: 'forbidden' })
+  })
+
+  test('an unknown key is not found', () => {
+    key.given().when(revoke('acme', owner('acme', 'enterprise'))).thenRefused({ code: 'not_found' })
+  })
+
+  test('a revoked key stays revoked; revoking it again is a conflict', () => {
+    key.given([issuedTo('acme')]).when(revoke('acme', owner('acme', 'enterprise'))).thenState({ status: 'revoked', keyId: 'key_000000000001', ownerId: 'acme', scopes: ['read', 'write'] })
+    key.given([issuedTo('acme'), revokedBy('acme')]).when(revoke('acme', owner('acme', 'enterprise'))).thenRefused({ code: 'conflict' })
+  })
+})
+
+describe('whether a key lets its holder in', () => {
+  test.each([
+    ['an active key of an active pro owner', 'active', { status: 'active', tier: 'pro' }, 'valid'],
+    ['a revoked key', 'revoked', { status: 'active', tier: 'pro' }, 'revoked'],
+    ['a key of an inactive owner', 'active', { status: 'inactive', tier: 'enterprise' }, 'owner_inactive'],
+    ['a key of an owner not known (yet)', 'active', undefined, 'owner_inactive'],
+    ['a key of an owner now on the free tier', 'active', { status: 'active', tier: 'free' }, 'free_tier'],
+  ] as const)('%s: %s', (_name, status, ownerState, standing) => {
+    expect(keyStanding({ status }, ownerState)).toBe(standing)
   })
 })

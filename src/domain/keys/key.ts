@@ -1,6 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox'
 import type { Owner } from '../owners/owner.ts'
 import { AppError } from '../../shared/errors.ts'
+import type { Decider } from '../decider.ts'
+import { Actor, At } from '../schemas.ts'
 
 export const SCOPES = ['read', 'write'] as const
 export const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)))
@@ -8,8 +10,6 @@ export type Scope = Static<typeof Scope>
 /** What each scope lets a key do. */
 export const SCOPE_ALLOWS: Record<Scope, string> = { read: 'GET endpoints', write: 'POST /briefings' }
 
-const At = Type.String({ format: 'date-time' })
-const Actor = Type.String({ minLength: 1, maxLength: 64 })
 
 /** No field of any key event holds the plaintext key: only its SHA-256 and a display hint. */
 export const KeyEventSchemas = {
@@ -50,11 +50,11 @@ export type KeyCommand =
       label: string | null
       actor: string
       at: string
+      /** The owner the key is for and the acting owner, as their streams stand. */
+      ownerState: Owner
+      actorState: Owner
     }
-  | { type: 'RevokeApiKey'; keyId: string; actor: string; reason: string | null; at: string }
-
-/** What the decision needs besides the key itself: the key's owner and the acting owner. */
-export type KeyContext = { owner: Owner; actor: Owner }
+  | { type: 'RevokeApiKey'; keyId: string; actor: string; reason: string | null; at: string; actorState: Owner }
 
 export const keyStream = (keyId: string) => `apikey-${keyId}`
 export const initialKey: ApiKey = { status: 'none' }
@@ -86,11 +86,11 @@ function checkScopes(scopes: string[]): Scope[] {
   return SCOPES.filter((s) => unique.includes(s))
 }
 
-export function decideKey(command: KeyCommand, key: ApiKey, context: KeyContext): KeyEvent[] {
+export function decideKey(command: KeyCommand, key: ApiKey): KeyEvent[] {
   switch (command.type) {
     case 'IssueApiKey': {
       if (key.status !== 'none') throw new AppError('conflict', `key ${command.keyId} already exists`)
-      checkIssuer(command.ownerId, context.owner, command.actor, context.actor)
+      checkIssuer(command.ownerId, command.ownerState, command.actor, command.actorState)
       const scopes = checkScopes(command.scopes)
       return [
         {
@@ -111,7 +111,7 @@ export function decideKey(command: KeyCommand, key: ApiKey, context: KeyContext)
     case 'RevokeApiKey': {
       if (key.status === 'none') throw new AppError('not_found', `key ${command.keyId} does not exist`)
       if (key.status === 'revoked') throw new AppError('conflict', `key ${command.keyId} is already revoked`)
-      if (command.actor !== key.ownerId && !isActiveAdmin(context.actor)) {
+      if (command.actor !== key.ownerId && !isActiveAdmin(command.actorState)) {
         throw new AppError('forbidden', `${command.actor} may not revoke key ${command.keyId}: only its owner or an admin`)
       }
       return [
@@ -139,4 +139,25 @@ export function evolveKey(key: ApiKey, event: KeyEvent): ApiKey {
       throw new Error(`unknown event ${JSON.stringify(never)}`)
     }
   }
+}
+
+export const isKeyEvent = (event: { type: string }): event is KeyEvent => Object.hasOwn(KeyEventSchemas, event.type)
+
+/** A key's decisions: issuing it (who may, with which scopes) and revoking it (who may). */
+export const keyDecider: Decider<KeyCommand, KeyEvent, ApiKey> = {
+  decide: decideKey,
+  evolve: evolveKey,
+  initialState: initialKey,
+  is: isKeyEvent,
+}
+
+/** Why a key does not let its holder in, or `valid`: it must be active, and its owner active and above the free tier. */
+export type KeyStanding = 'valid' | 'revoked' | 'owner_inactive' | 'free_tier'
+
+/** The one rule of key validity, for authentication and for the audit trail alike. */
+export function keyStanding(key: { status: 'active' | 'revoked' }, owner: { status: string; tier?: string } | undefined): KeyStanding {
+  if (key.status !== 'active') return 'revoked'
+  if (!owner || owner.status !== 'active') return 'owner_inactive'
+  if (owner.tier === 'free') return 'free_tier'
+  return 'valid'
 }

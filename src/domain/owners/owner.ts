@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { AppError } from '../../shared/errors.ts'
 import type { Decider } from '../decider.ts'
+import { Actor, At } from '../schemas.ts'
 
 export const TIERS = ['free', 'pro', 'enterprise', 'admin'] as const
 export const Tier = Type.Union(TIERS.map((t) => Type.Literal(t)))
@@ -16,8 +17,6 @@ export type ApiTier = Exclude<Tier, 'free'>
 export const OWNER_ID_PATTERN = '^[a-z0-9][a-z0-9_.-]{1,62}$'
 export const OwnerId = Type.String({ pattern: OWNER_ID_PATTERN, description: 'lowercase owner id, e.g. acme-corp' })
 
-const Actor = Type.String({ minLength: 1, maxLength: 64 })
-const At = Type.String({ format: 'date-time' })
 
 export const OwnerEventSchemas = {
   OwnerRegistered: Type.Object({ owner_id: OwnerId, tier: Tier, by: Actor, at: At }),

@@ -39,8 +39,10 @@ export const keyIssue = storeCommand({
       label: a.label ?? null,
       actor: a.actor,
       at: ctx.clock().toISOString(),
+      ownerState: owner,
+      actorState: actor,
     }
-    const { events } = await handleCommand(ctx.store, keyStream(keyId), keyAggregate, (key: ApiKey) => decideKey(command, key, { owner, actor }), ctx.random.uuid)
+    const { events } = await handleCommand(ctx.store, keyStream(keyId), keyAggregate, (key: ApiKey) => decideKey(command, key), ctx.random.uuid)
     const issued = events[0]!.data as Static<typeof KeyEventSchemas.ApiKeyIssued>
     // The plaintext leaves the system here, once; it is in no event, row or log.
     return { key: plaintext, key_id: keyId, owner_id: a.owner, scopes: issued.scopes, hint: issued.hint, label: issued.label }

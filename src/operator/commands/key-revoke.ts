@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { handleCommand } from '../../eventstore/command-handler.ts'
 import { type ApiKey, decideKey, keyStream } from '../../domain/keys/key.ts'
-import { initialOwner } from '../../domain/owners/owner.ts'
 import { param, storeCommand } from '../command.ts'
 import { keyAggregate, loadOwner } from './aggregates.ts'
 import { KeyId, actor } from './params.ts'
@@ -16,8 +15,8 @@ export const keyRevoke = storeCommand({
   },
   async run(ctx, a) {
     const actor = await loadOwner(ctx.store, a.actor)
-    const command = { type: 'RevokeApiKey' as const, keyId: a.key_id, actor: a.actor, reason: a.reason ?? null, at: ctx.clock().toISOString() }
-    await handleCommand(ctx.store, keyStream(a.key_id), keyAggregate, (key: ApiKey) => decideKey(command, key, { owner: initialOwner, actor }), ctx.random.uuid)
+    const command = { type: 'RevokeApiKey' as const, keyId: a.key_id, actor: a.actor, reason: a.reason ?? null, at: ctx.clock().toISOString(), actorState: actor }
+    await handleCommand(ctx.store, keyStream(a.key_id), keyAggregate, (key: ApiKey) => decideKey(command, key), ctx.random.uuid)
     return { key_id: a.key_id, status: 'revoked' }
   },
   output: (r) => `key ${r.key_id} revoked`,

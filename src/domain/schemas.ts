@@ -1,0 +1,6 @@
+import { Type } from '@sinclair/typebox'
+
+/** Who did it, as events record it: an owner id, `operator`, or a person's name. */
+export const Actor = Type.String({ minLength: 1, maxLength: 64 })
+/** When it was decided: an ISO 8601 time in UTC, from the deciding shell's clock. */
+export const At = Type.String({ format: 'date-time' })
