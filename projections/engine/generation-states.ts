@@ -168,7 +168,9 @@ function decideAny(registry: Registry, action: GenerationAction): Decision {
         // Never behind the generation it replaces: readers would see the market go back in time.
         if (live && live.version === codeVersion && live.position > target.position) return { outcome: 'switch', generation: target }
       }
-      const changes: Transition[] = generations.filter((g) => g.state === 'previous').map((g) => ({ kind: 'retire', generation: ref(g) }))
+      const changes: Transition[] = generations
+        .filter((g) => g.state === 'previous' && g !== target)
+        .map((g) => ({ kind: 'retire', generation: ref(g) }))
       if (live) changes.push({ kind: 'make previous', generation: ref(live) })
       changes.push({ kind: 'make live', generation: ref(target) })
       return { outcome: 'changes', changes }
