@@ -10,7 +10,8 @@ import { type BuildResult, GenerationLifecycle, type PruneResult, registryOf, ty
 import type { Projection } from './projection.ts'
 import { type GenerationStatus, generationStatus } from './status.ts'
 
-export type { BuildResult, GenerationStatus, LiveAdvancedListener, Progress, PruneResult, SwitchResult }
+/** The results the operator commands print (src/operator/format.ts). */
+export type { BuildResult, GenerationStatus, PruneResult, SwitchResult }
 
 /**
  * Runs projections over generations (generations.ts, generation-states.ts), composing:
