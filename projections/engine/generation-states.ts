@@ -88,7 +88,8 @@ type Outcomes = {
 }
 export type Decision<A extends GenerationAction = GenerationAction> = Outcomes[A['type']]
 
-const sameGeneration = (a: GenerationRef) => (b: GenerationRef) => a.version === b.version && a.build === b.build
+/** Whether `b` is the generation `a`. */
+export const sameGeneration = (a: GenerationRef) => (b: GenerationRef) => a.version === b.version && a.build === b.build
 const ref = (g: GenerationRef): GenerationRef => ({ version: g.version, build: g.build })
 
 /** Whether the code keeps `g` current: its version, and live, held or previous (so that promote and rollback switch to current data). */

@@ -3,7 +3,7 @@ import type { EventStore } from '../../src/eventstore/port.ts'
 import { AppError } from '../../src/shared/errors.ts'
 import { type AtCheckpoint, type ApplyEngine, BATCH, BUILD_BATCH, BuildStopped, type Progress } from './apply.ts'
 import type { BuildLock, BuildLocks } from './build-lock.ts'
-import { decide, type Generation, type GenerationRef, generationId, type Registry } from './generation-states.ts'
+import { decide, type Generation, type GenerationRef, generationId, type Registry, sameGeneration } from './generation-states.ts'
 import {
   adoptLegacyCheckpoints,
   applyTransitions,
@@ -50,8 +50,6 @@ export const registryOf = (projection: Projection, rows: readonly GenerationRow[
   codeVersion: projection.version,
   generations: rows.filter((r) => r.projection === projection.name),
 })
-
-const same = (a: GenerationRef) => (b: GenerationRef) => a.version === b.version && a.build === b.build
 
 /**
  * A generation's life (generation-states.ts decides, this module carries it out): registering on a
@@ -156,7 +154,7 @@ export class GenerationLifecycle {
         const rows = await lockGenerations(tx, name)
         const decision = decide(registryOf(projection, rows), { type: 'prune', buildLockHeld: lock !== null })
         await applyTransitions(tx, name, decision.changes)
-        return rows.filter((row) => decision.generations.some(same(row)))
+        return rows.filter((row) => decision.generations.some(sameGeneration(row)))
       })
       await this.registryChanged()
       const lastLive = Math.max(0, ...victims.map((v) => (v.liveUntil ? Date.parse(v.liveUntil) : 0)))
@@ -297,7 +295,7 @@ export class GenerationLifecycle {
     for (let attempt = 0; attempt < 100; attempt++) {
       let position = target.position
       if (followable) {
-        const fresh = (await listGenerations(this.db, [projection.name])).find(same(target))
+        const fresh = (await listGenerations(this.db, [projection.name])).find(sameGeneration(target))
         if (!fresh) throw new AppError('conflict', `${projection.name} ${generationId(target)} no longer exists`)
         position = (await this.engine.catchUp(projection, fresh, { batch: BATCH })).position
         const [pending] = await this.store.readAll(position, { limit: 1, categories: projection.categories })
