@@ -1,9 +1,24 @@
+import { hostname } from 'node:os'
 import type { Db } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
 import { AppError } from '../../src/shared/errors.ts'
 
 /** Who is running: shown to a second builder, and used to recognise a lock left by a dead process on this host. */
 export type ProcessIdentity = { pid: number; host: string; alive(pid: number): boolean }
+
+/** This process: pid and host, and whether a pid on this host is still running. */
+export const thisProcess = (): ProcessIdentity => ({
+  pid: process.pid,
+  host: hostname(),
+  alive(pid) {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM'
+    }
+  },
+})
 
 export type BuildLockHolder = { generation: string; pid: number; host: string; startedAt: string; heartbeatAt: string }
 

@@ -1,7 +1,8 @@
 import type { Db } from '../../src/db/port.ts'
 import { toNumber } from '../../src/db/port.ts'
 import { AppError } from '../../src/shared/errors.ts'
-import { type GenerationRow, generationId, generationTables, listGenerations } from './generations.ts'
+import { generationId } from './generation-states.ts'
+import { type GenerationRow, generationTables, listGenerations } from './generations.ts'
 import { type LiveGeneration, liveTables } from './live-tables.ts'
 import type { Projection } from './projection.ts'
 

@@ -31,7 +31,7 @@ export type Follower<S> = {
   /**
    * The state of the live generation: at once, or a promise while another generation (or the first)
    * is loading, so that no answer comes from a generation that is no longer live. Rejects with
-   * `service_unavailable` when that load failed (it is retried).
+   * `service_unavailable` when that load failed, and at once from then on until a retry succeeds.
    */
   current(): S | Promise<S>
   /** The state last loaded, without waiting: during a switch, still the previous generation's (undefined before the first load). */
@@ -68,7 +68,9 @@ function deferred(): Deferred {
  * - A promotion or rollback (a new live generation) loads that generation whole and swaps it in at
  *   once; requests meanwhile wait for it.
  * - A failed pass keeps what it had not applied and is retried with back-off (1 s doubling to 10 s),
- *   reported to `onError`; a failed load makes waiting requests answer `service_unavailable`.
+ *   reported to `onError`. A failed load makes requests answer `service_unavailable` at once, not
+ *   wait through the back-off, until a load succeeds: the state it has, if any, is of a generation
+ *   that is no longer live.
  *
  * The first load starts at once; `await follower.settled()` waits for it.
  */
@@ -82,23 +84,28 @@ export function followLive<S>(
   /** A generation to load whole: the first, or the one a switch made live. */
   let loading: LiveGeneration | 'first' | null = 'first'
   let waiting: Deferred | null = deferred()
+  /** Set while the last load failed: what requests are answered until one succeeds. */
+  let failed: AppError | null = null
 
   async function pass(): Promise<void> {
     if (loading) {
       const target = loading
       queued = []
-      const generation = target === 'first' ? await sources.live.of(spec.projection) : target
+      let generation: LiveGeneration
       let value: S
       try {
+        generation = target === 'first' ? await sources.live.of(spec.projection) : target
         value = await spec.load(generation)
       } catch (error) {
-        waiting?.reject(new AppError('service_unavailable', `${spec.what} are being loaded; retry in a moment`, {}, { 'Retry-After': '1' }))
-        waiting = deferred()
+        failed = new AppError('service_unavailable', `${spec.what} are being loaded; retry in a moment`, {}, { 'Retry-After': '1' })
+        waiting?.reject(failed)
+        waiting = null
         throw error
       }
       // Another switch came meanwhile: that one is loaded next, and requests keep waiting.
       if (loading !== target) return passes.kick()
       loading = null
+      failed = null
       state = { generation, value }
       waiting?.resolve()
       waiting = null
@@ -136,7 +143,7 @@ export function followLive<S>(
   passes.kick()
 
   return {
-    current: () => (waiting ? waiting.promise.then(() => state!.value) : state!.value),
+    current: () => (waiting ? waiting.promise.then(() => state!.value) : failed ? Promise.reject(failed) : state!.value),
     latest: () => state?.value,
     get generation() {
       return state?.generation ?? null

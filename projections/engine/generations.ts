@@ -1,31 +1,20 @@
 import type { Sql } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
+import type { Generation, GenerationRef, GenerationState, Transition } from './generation-states.ts'
 import type { Projection, Tables } from './projection.ts'
 
 /**
  * Generations: a projection's read model lives in the tables of one generation (its code version
  * and a build number). `mirador_generations` is the registry, one row per generation, holding its
  * state and its checkpoint (the position of the last event applied to its tables, committed in the
- * same transaction as its rows):
- *
- *   building ──(caught up)──► live ──(another promoted)──► previous ──(another promoted)──► retired
- *        └──(--hold)──► held ──(promote)──┘        ▲                 │
- *                                                  └──(rollback)─────┘
+ * same transaction as its rows). Its states and what moves between them: generation-states.ts. This
+ * module holds every statement on the registry, each a named transition or read.
  *
  * Exactly one generation per projection is live (a unique index says so); readers use its tables.
- * `projections prune` drops every other generation except a build in progress.
  */
 
-export type GenerationState = 'building' | 'held' | 'live' | 'previous' | 'retired'
-
-export type GenerationRow = {
+export type GenerationRow = Generation & {
   projection: string
-  version: number
-  build: number
-  state: GenerationState
-  /** A build that stops at `held` instead of going live when caught up. */
-  hold: boolean
-  position: number
   createdAt: string
   updatedAt: string
   builtAt: string | null
@@ -35,14 +24,11 @@ export type GenerationRow = {
   lastErrorAt: string | null
 }
 
-/** The name people and the status table use for a generation: `v2.1` (version 2, build 1). */
-export const generationId = (g: { version: number; build: number }) => `v${g.version}.${g.build}`
-
 /**
  * Table names of a generation: `<base>_v<version>` for the first build of a version (the names
  * tables had before generations existed), `<base>_v<version>_b<build>` for later ones.
  */
-export function generationTables<K extends string>(projection: Projection<K>, g: { version: number; build: number }): Tables<K> {
+export function generationTables<K extends string>(projection: Projection<K>, g: GenerationRef): Tables<K> {
   const suffix = g.build === 1 ? `v${g.version}` : `v${g.version}_b${g.build}`
   const out = {} as Record<K, string>
   for (const key of Object.keys(projection.tables) as K[]) out[key] = `${projection.tables[key]}_${suffix}`
@@ -52,7 +38,7 @@ export function generationTables<K extends string>(projection: Projection<K>, g:
 /** Channel on which registry changes (promotion, rollback, prune, a new build) are announced. */
 export const GENERATIONS_CHANNEL = 'mirador_generations'
 
-export const REGISTRY_DDL = [
+const REGISTRY_DDL = [
   `create table if not exists mirador_generations (
     projection text not null,
     version integer not null,
@@ -84,6 +70,9 @@ export const REGISTRY_DDL = [
 
 const COLUMNS = `projection, version, build, state, hold, position, created_at, updated_at, built_at, live_since, live_until,
   last_error, last_error_at`
+/** The row of one generation: parameters $1, $2, $3. */
+const ONE = 'where projection = $1 and version = $2 and build = $3'
+const key = (projection: string, g: GenerationRef) => [projection, g.version, g.build]
 
 const isoOrNull = (value: unknown) => (value === null || value === undefined ? null : toIso(value))
 
@@ -103,6 +92,16 @@ const toRow = (r: Record<string, unknown>): GenerationRow => ({
   lastErrorAt: isoOrNull(r.last_error_at),
 })
 
+// ---- reads ----------------------------------------------------------------------------------------
+
+/** Whether the registry exists (a store no runner has prepared has none) and whether checkpoints from before generations are left. */
+export async function registryPresence(sql: Sql): Promise<{ registry: boolean; legacy: boolean }> {
+  const [present] = await sql.query<{ registry: boolean; legacy: boolean }>(
+    `select to_regclass('mirador_generations') is not null as registry, to_regclass('mirador_checkpoints') is not null as legacy`,
+  )
+  return { registry: Boolean(present?.registry), legacy: Boolean(present?.legacy) }
+}
+
 /** Every generation of the given projections (all when omitted), oldest first. */
 export async function listGenerations(sql: Sql, projections?: readonly string[]): Promise<GenerationRow[]> {
   const rows = projections
@@ -117,29 +116,104 @@ export async function listGenerations(sql: Sql, projections?: readonly string[])
 
 /** The generations of one projection, locked until the end of the transaction `tx` (in a stable order). */
 export async function lockGenerations(tx: Sql, projection: string): Promise<GenerationRow[]> {
-  const rows = await tx.query(
-    `select ${COLUMNS} from mirador_generations where projection = $1 order by version, build for update`,
-    [projection],
-  )
+  const rows = await tx.query(`select ${COLUMNS} from mirador_generations where projection = $1 order by version, build for update`, [projection])
   return rows.map(toRow)
 }
 
-/** Registers a new generation (the next build number of the code's version); its tables are the caller's job. */
-export async function registerGeneration(
-  tx: Sql,
-  projection: Projection,
-  state: 'building' | 'live',
-  hold = false,
-): Promise<GenerationRow> {
-  const [row] = await tx.query(
-    `insert into mirador_generations (projection, version, build, state, hold, live_since, built_at)
-     select $1, $2, coalesce(max(build), 0) + 1, $3, $4,
-            case when $3 = 'live' then clock_timestamp() end, case when $3 = 'live' then clock_timestamp() end
-       from mirador_generations where projection = $1 and version = $2
-     returning ${COLUMNS}`,
-    [projection.name, projection.version, state, hold],
+/** The checkpoint and state of one generation, locked until the end of `tx` (null when it is gone): what a batch applies after. */
+export async function lockCheckpoint(tx: Sql, projection: string, g: GenerationRef): Promise<{ position: number; state: GenerationState } | null> {
+  const [row] = await tx.query<{ position: unknown; state: GenerationState }>(
+    `select position, state from mirador_generations ${ONE} for update`,
+    key(projection, g),
   )
-  return toRow(row!)
+  return row ? { position: toNumber(row.position), state: row.state } : null
+}
+
+/** The live generation of every projection, or null when the registry does not exist yet. */
+export async function liveGenerations(sql: Sql): Promise<(GenerationRef & { projection: string })[] | null> {
+  if (!(await registryPresence(sql)).registry) return null
+  const rows = await sql.query<{ projection: string; version: unknown; build: unknown }>(
+    `select projection, version, build from mirador_generations where state = 'live'`,
+  )
+  return rows.map((row) => ({ projection: row.projection, version: toNumber(row.version), build: toNumber(row.build) }))
+}
+
+// ---- transitions ----------------------------------------------------------------------------------
+
+/** Creates the registry (and the build locks' table). */
+export async function createRegistry(tx: Sql): Promise<void> {
+  for (const ddl of REGISTRY_DDL) await tx.query(ddl)
+}
+
+/** Applies the transitions generation-states.ts decided, in order, and tells every process (NOTIFY) when there were any. */
+export async function applyTransitions(tx: Sql, projection: string, transitions: readonly Transition[]): Promise<void> {
+  for (const transition of transitions) {
+    const { generation } = transition
+    switch (transition.kind) {
+      case 'register':
+        await register(tx, projection, generation, transition.state, transition.hold)
+        break
+      case 'set hold':
+        await tx.query(`update mirador_generations set hold = $4 ${ONE}`, [...key(projection, generation), transition.hold])
+        break
+      case 'hold':
+        await tx.query(`update mirador_generations set state = 'held', built_at = clock_timestamp() ${ONE}`, key(projection, generation))
+        break
+      case 'make previous':
+        await tx.query(`update mirador_generations set state = 'previous', live_until = clock_timestamp() ${ONE}`, key(projection, generation))
+        break
+      case 'make live':
+        await tx.query(
+          `update mirador_generations set state = 'live', hold = false, live_since = clock_timestamp(), live_until = null,
+                  built_at = coalesce(built_at, clock_timestamp()) ${ONE}`,
+          key(projection, generation),
+        )
+        break
+      case 'retire':
+        await tx.query(`update mirador_generations set state = 'retired' ${ONE}`, key(projection, generation))
+        break
+      default: {
+        const never: never = transition
+        throw new Error(`unhandled generation transition ${JSON.stringify(never)}`)
+      }
+    }
+  }
+  if (transitions.length > 0) await announce(tx, projection)
+}
+
+/** A new generation; its tables are the caller's job. */
+async function register(tx: Sql, projection: string, g: GenerationRef, state: 'building' | 'live', hold: boolean): Promise<void> {
+  const now = state === 'live' ? 'clock_timestamp()' : 'null'
+  await tx.query(
+    `insert into mirador_generations (projection, version, build, state, hold, live_since, built_at) values ($1, $2, $3, $4, $5, ${now}, ${now})`,
+    [...key(projection, g), state, hold],
+  )
+}
+
+/** Moves a generation's checkpoint to `position`, in the transaction that applied the events up to it; a success clears the last error. */
+export async function advanceCheckpoint(tx: Sql, projection: string, g: GenerationRef, position: number): Promise<void> {
+  await tx.query(
+    `update mirador_generations set position = $4, updated_at = clock_timestamp(), last_error = null, last_error_at = null ${ONE}`,
+    [...key(projection, g), position],
+  )
+}
+
+/** A build starting over: back to position 0, in the transaction that emptied its tables. */
+export async function resetBuild(tx: Sql, projection: string, g: GenerationRef): Promise<void> {
+  await tx.query(`update mirador_generations set position = 0, updated_at = clock_timestamp() ${ONE}`, key(projection, g))
+}
+
+/** Records why applying events to a generation failed (status shows it; a failed build is retried later). */
+export async function recordError(sql: Sql, projection: string, g: GenerationRef, message: string): Promise<void> {
+  await sql.query(`update mirador_generations set last_error = $4, last_error_at = clock_timestamp() ${ONE}`, [
+    ...key(projection, g),
+    message.slice(0, 2000),
+  ])
+}
+
+/** Removes a pruned generation from the registry, in the transaction that dropped its tables. */
+export async function deleteGeneration(tx: Sql, projection: string, g: GenerationRef): Promise<void> {
+  await tx.query(`delete from mirador_generations ${ONE}`, key(projection, g))
 }
 
 /**
@@ -149,8 +223,7 @@ export async function registerGeneration(
  * of some projections only adopts its own).
  */
 export async function adoptLegacyCheckpoints(tx: Sql, projections: readonly Projection[]): Promise<void> {
-  const [legacy] = await tx.query<{ present: boolean }>(`select to_regclass('mirador_checkpoints') is not null as present`)
-  if (!legacy?.present) return
+  if (!(await registryPresence(tx)).legacy) return
   const rows = await tx.query<{ projection: string; position: unknown }>('select projection, position from mirador_checkpoints')
   for (const row of rows) {
     const match = /^(.+)_v([0-9]+)$/.exec(row.projection)
@@ -168,4 +241,11 @@ export async function adoptLegacyCheckpoints(tx: Sql, projections: readonly Proj
   if (toNumber(left?.n ?? 0) === 0) await tx.query('drop table mirador_checkpoints')
 }
 
-export const announce = (tx: Sql, projection: string) => tx.query('select pg_notify($1, $2)', [GENERATIONS_CHANNEL, projection])
+/** Whether checkpoints from before generations of any of `projections` are left to adopt. */
+export async function legacyCheckpointsOf(sql: Sql, projections: readonly Projection[]): Promise<boolean> {
+  if (!(await registryPresence(sql)).legacy) return false
+  const legacy = await sql.query<{ projection: string }>('select projection from mirador_checkpoints')
+  return legacy.some((r) => projections.some((p) => r.projection.startsWith(`${p.name}_v`)))
+}
+
+const announce = (tx: Sql, projection: string) => tx.query('select pg_notify($1, $2)', [GENERATIONS_CHANNEL, projection])

@@ -1,6 +1,7 @@
 import type { Db } from '../../src/db/port.ts'
-import { toIso, toNumber } from '../../src/db/port.ts'
-import { GENERATIONS_CHANNEL, generationId, generationTables } from './generations.ts'
+import { Coalesced } from './coalesce.ts'
+import { generationId } from './generation-states.ts'
+import { GENERATIONS_CHANNEL, generationTables, liveGenerations } from './generations.ts'
 import type { Projection, Tables } from './projection.ts'
 
 /** The generation readers use right now: its identity and its tables. */
@@ -28,12 +29,13 @@ const POLL_MS = 1000
 export class LiveTables {
   private readonly live = new Map<string, LiveGeneration>()
   private readonly listeners = new Set<GenerationListener>()
+  /** One reading of the registry at a time: asks meanwhile coalesce into one more. */
+  private readonly refreshes = new Coalesced(() => this.load(), { onError: (error) => this.onError(error) })
+  private onError: (error: unknown) => void = () => {}
   private following = false
   private loaded: Promise<void> | null = null
   private timer: ReturnType<typeof setInterval> | undefined
   private unlisten: (() => Promise<void>) | undefined
-  private refreshing: Promise<void> | null = null
-  private again = false
 
   constructor(private readonly db: Db) {}
 
@@ -46,48 +48,23 @@ export class LiveTables {
     return { ...found, tables: generationTables(projection, found) }
   }
 
-  /**
-   * Where `generation` has got to: its checkpoint and when it moved, as a key for caches of what
-   * its tables answer (it changes with every batch applied, and differs between generations).
-   */
-  async checkpointKey(generation: LiveGeneration): Promise<string> {
-    const [row] = await this.db.query<{ position: unknown; updated_at: unknown }>(
-      'select position, updated_at from mirador_generations where projection = $1 and version = $2 and build = $3',
-      [generation.projection, generation.version, generation.build],
-    )
-    return row ? `${generation.id}@${toNumber(row.position)}@${toIso(row.updated_at)}` : `${generation.id}@gone`
-  }
-
   /** Called with the new live generation whenever a projection's live generation changes (promotion, rollback). */
   onChange(listener: GenerationListener): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
   }
 
-  /** Re-reads which generations are live and tells the listeners about every change. Concurrent calls coalesce. */
+  /** Re-reads which generations are live and tells the listeners about every change; settles once a reading that started after the call is done. */
   refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.again = true
-      return this.refreshing
-    }
-    this.refreshing = (async () => {
-      try {
-        do {
-          this.again = false
-          await this.load()
-        } while (this.again)
-      } finally {
-        this.refreshing = null
-      }
-    })()
-    return this.refreshing
+    return this.refreshes.request()
   }
 
-  /** Keeps the answer in memory from now on, following changes made by any process. */
+  /** Keeps the answer in memory from now on, following changes made by any process (a failed reading goes to `onError`; the next poll retries). */
   async follow(onError: (error: unknown) => void): Promise<void> {
     if (this.following) return
-    this.unlisten = await this.db.listen(GENERATIONS_CHANNEL, () => void this.refresh().catch(onError))
-    this.timer = setInterval(() => void this.refresh().catch(onError), POLL_MS)
+    this.onError = onError
+    this.unlisten = await this.db.listen(GENERATIONS_CHANNEL, () => this.refreshes.kick())
+    this.timer = setInterval(() => this.refreshes.kick(), POLL_MS)
     this.timer.unref?.()
     this.following = true
     await (this.loaded = this.refresh())
@@ -97,25 +74,20 @@ export class LiveTables {
     clearInterval(this.timer)
     this.following = false
     this.loaded = null
+    this.onError = () => {}
     await this.unlisten?.().catch(() => {})
     this.unlisten = undefined
   }
 
   private async load(): Promise<void> {
-    const [registry] = await this.db.query<{ present: boolean }>(`select to_regclass('mirador_generations') is not null as present`)
-    if (!registry?.present) return
-    const rows = await this.db.query<{ projection: string; version: unknown; build: unknown }>(
-      `select projection, version, build from mirador_generations where state = 'live'`,
-    )
-    for (const row of rows) {
-      const generation = { projection: row.projection, version: toNumber(row.version), build: toNumber(row.build) }
+    for (const generation of (await liveGenerations(this.db)) ?? []) {
       const id = generationId(generation)
-      const known = this.live.get(row.projection)
+      const known = this.live.get(generation.projection)
       if (known?.id === id) continue
       const live = { ...generation, id, tables: {} }
-      this.live.set(row.projection, live)
+      this.live.set(generation.projection, live)
       // The first load of a projection is not a change: there was nothing before it.
-      if (known) for (const listener of this.listeners) listener(row.projection, live)
+      if (known) for (const listener of this.listeners) listener(generation.projection, live)
     }
   }
 }

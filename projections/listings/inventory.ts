@@ -1,8 +1,9 @@
 import { listingsProjection } from './projection.ts'
+import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
 import { generationTables } from '../engine/generations.ts'
 import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
-import type { LiveAdvancedListener } from '../engine/runner.ts'
 import { type Db, type Row, toIso, toNumber } from '../../src/db/port.ts'
+import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import type { Country, Currency, Operation, PropertyType } from '../../src/domain/market/vocabulary.ts'
 import { zoneName, zoneSlug } from '../../src/domain/market/zone-name.ts'
 import { daysOnMarket } from '../../src/domain/market/statistics.ts'
@@ -14,8 +15,6 @@ import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFS
  * the most recently served ones are kept and a page's missing records come in one query by id.
  */
 export const RECORD_CAPACITY = 50_000
-/** Pause before loading a generation again after its load failed. */
-const RETRY_MS = 1000
 
 /** A listing's record without what depends on the request time; `used` orders evictions. */
 type CachedListing = Omit<ListingRecord, 'days_on_market'> & { listedMs: number; used: number }
@@ -139,14 +138,24 @@ const recordAt = (c: CachedListing, nowMs: number): ListingRecord => ({
   url: c.url,
 })
 
-/** What the inventory follows: the runner's notice that the live generation holds more events. */
-export type LiveAdvancing = { onLiveAdvanced(listener: LiveAdvancedListener): () => void }
-
 export type InventoryOptions = { recordCapacity?: number; onError?: (error: unknown) => void }
+
+/** One generation's public listings in memory: the index, cached records, and its listings table. */
+type Loaded = {
+  index: ListingIndex
+  records: Map<string, CachedListing>
+  table: string
+  /** Bumped by every change of the index, so a record fetch that raced one is not kept. */
+  changes: number
+  /** Records kept at most (beyond, evicted), and the count of records served, which orders evictions. */
+  capacity: number
+  served: number
+}
 
 /**
  * GET /listings from memory: the public listings of the live generation of the listings read model,
- * as a ListingIndex plus their records (see RECORD_CAPACITY).
+ * as a ListingIndex plus their records (see RECORD_CAPACITY), kept by a follower of the live
+ * generation (engine/follow.ts):
  *
  * - Follows every batch the live generation settles (applied by this or another process, see
  *   ProjectionRunner.onLiveAdvanced): the listings named by its events are read again (one query)
@@ -155,59 +164,40 @@ export type InventoryOptions = { recordCapacity?: number; onError?: (error: unkn
  *   wait for it, so a generation that is no longer live is never served.
  */
 export class ListingInventory {
-  private index = new ListingIndex()
-  private records = new Map<string, CachedListing>()
-  /** The generation loaded, with its listings table. */
-  private generation!: { id: string; listings: string }
-  private readonly pendingIds = new Set<string>()
-  private pendingSwitch: LiveGeneration | null = null
-  /** Set while a promoted or rolled back generation loads: requests wait for it. */
-  private switching: { promise: Promise<void>; resolve(): void; reject(error: unknown): void } | null = null
-  private running: Promise<void> | null = null
-  /** Counts records served, for evictions. */
-  private served = 0
-  /** Bumped by every change of the index, so a record fetch that raced one is not kept. */
-  private changes = 0
-  private retry: ReturnType<typeof setTimeout> | undefined
-  private readonly unsubscribe: (() => unknown)[] = []
-  private readonly capacity: number
-  private readonly onError: (error: unknown) => void
-
   private constructor(
     private readonly db: Db,
-    options: InventoryOptions,
-  ) {
-    this.capacity = options.recordCapacity ?? RECORD_CAPACITY
-    this.onError = options.onError ?? (() => {})
-  }
+    private readonly loaded: Follower<Loaded>,
+  ) {}
 
   /** Loads the live generation's public listings and follows the runner and generation switches from then on. */
-  static async open(db: Db, runner: LiveAdvancing, options: InventoryOptions = {}): Promise<ListingInventory> {
-    const inventory = new ListingInventory(db, options)
-    const live = liveTables(db)
-    inventory.unsubscribe.push(
-      runner.onLiveAdvanced((projection, events) => {
-        if (projection !== listingsProjection.name) return
-        for (const event of events) {
-          const id = (event.data as { listing_id?: unknown }).listing_id
-          if (typeof id === 'string') inventory.pendingIds.add(id)
-        }
-        inventory.kick()
-      }),
-      live.onChange((projection, generation) => {
-        if (projection === listingsProjection.name) inventory.switchTo(generation)
-      }),
+  static async open(db: Db, advancing: LiveAdvancing, options: InventoryOptions = {}): Promise<ListingInventory> {
+    const capacity = options.recordCapacity ?? RECORD_CAPACITY
+    const loaded = followLive(
+      { live: liveTables(db), advancing },
+      {
+        projection: listingsProjection,
+        what: 'listings',
+        load: (generation) => load(db, generation, capacity),
+        advance: (state, events) => reread(db, state, idsOf(events)).then(() => state),
+      },
+      options.onError ?? (() => {}),
     )
-    await inventory.load(await live.of(listingsProjection))
+    const inventory = new ListingInventory(db, loaded)
+    try {
+      await loaded.current()
+    } catch (error) {
+      loaded.stop()
+      throw error
+    }
     return inventory
   }
 
   /** The page `search` asks for, as the SQL of the live generation would answer it; `now` gives days on market. */
   async search(search: ListingSearch, now: Date): Promise<ListingsResponse> {
-    while (this.switching) await this.switching.promise
-    const { total, ids } = this.index.search(search)
+    const loaded = await this.loaded.current()
+    const { total, ids } = loaded.index.search(search)
     const nowMs = now.getTime()
-    const listings = await this.recordsOf(ids)
+    const listings = await this.recordsOf(loaded, ids)
     const end = search.offset + listings.length
     // Beyond MAX_OFFSET a next page could not be asked for: narrower filters reach those listings.
     return {
@@ -222,173 +212,109 @@ export class ListingInventory {
   }
 
   /** Resolves when every notice received so far is reflected in the answers. */
-  async settled(): Promise<void> {
-    while (this.running) await this.running
+  settled(): Promise<void> {
+    return this.loaded.settled()
   }
 
   stop(): void {
-    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe()
-    clearTimeout(this.retry)
+    this.loaded.stop()
   }
 
   /** Listings and cached records, for measurements. */
   get size(): { listings: number; records: number } {
-    return { listings: this.index.size, records: this.records.size }
+    const loaded = this.loaded.latest()
+    return { listings: loaded?.index.size ?? 0, records: loaded?.records.size ?? 0 }
   }
 
   // ---- internals --------------------------------------------------------------------------------
-
-  private switchTo(generation: LiveGeneration): void {
-    this.pendingSwitch = generation
-    if (!this.switching) {
-      let resolve!: () => void
-      let reject!: (error: unknown) => void
-      const promise = new Promise<void>((res, rej) => {
-        resolve = res
-        reject = rej
-      })
-      // A request may never await it (no request during the switch): a failure must not go unhandled.
-      promise.catch(() => {})
-      this.switching = { promise, resolve, reject }
-    }
-    this.kick()
-  }
-
-  private kick(): void {
-    this.running ??= this.drain().finally(() => {
-      this.running = null
-    })
-  }
-
-  /** Applies what is pending until nothing is: a switch loads whole, otherwise the named listings are read again. */
-  private async drain(): Promise<void> {
-    for (;;) {
-      const generation = this.pendingSwitch
-      if (generation) {
-        this.pendingSwitch = null
-        this.pendingIds.clear()
-        try {
-          await this.load(generation)
-        } catch (error) {
-          this.onError(error)
-          const switching = this.switching
-          this.switching = null
-          switching?.reject(error)
-          // Requests fail rather than see the old generation until the new one loads.
-          this.pendingSwitch ??= generation
-          this.switchTo(this.pendingSwitch)
-          this.retry = setTimeout(() => this.kick(), RETRY_MS)
-          this.retry.unref?.()
-          return
-        }
-        if (!this.pendingSwitch) {
-          this.switching?.resolve()
-          this.switching = null
-        }
-        continue
-      }
-      if (this.pendingIds.size === 0) return
-      const ids = [...this.pendingIds]
-      this.pendingIds.clear()
-      try {
-        await this.reread(ids)
-      } catch (error) {
-        this.onError(error)
-        for (const id of ids) this.pendingIds.add(id)
-        this.retry = setTimeout(() => this.kick(), RETRY_MS)
-        this.retry.unref?.()
-        return
-      }
-    }
-  }
-
-  /** Loads the public listings of `generation` whole and swaps them in at once. */
-  private async load(generation: LiveGeneration): Promise<void> {
-    // A switch names the generation only: its tables follow from the projection.
-    const table = generationTables(listingsProjection, generation).listings
-    const groups = await this.db.query<GroupRow>(
-      `select country, zone_no, operation, property_type, string_agg(listing_id || ',' || ${LISTED_US} || ',' || ${CENTS}, ',') as listings
-         from ${table} where public group by country, zone_no, operation, property_type`,
-    )
-    const index = ListingIndex.of(keysOfGroups(groups))
-    const records = new Map<string, CachedListing>()
-    if (index.size <= this.capacity) {
-      for (const row of await this.db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${table} where public`)) {
-        records.set(row.listing_id, cachedOf(row))
-      }
-    }
-    this.index = index
-    this.records = records
-    this.generation = { id: generation.id, listings: table }
-    this.changes += 1
-  }
-
-  /** Reads the listings `ids` again and moves, adds or removes each at once. */
-  private async reread(ids: readonly string[]): Promise<void> {
-    const table = this.generation.listings
-    const generation = this.generation
-    const rows = await this.db.query<KeyRow & RecordRow & { public: boolean }>(
-      `select ${RECORD_COLUMNS}, ${LISTED_US} as listed_us, ${CENTS} as cents, public
-         from ${table} where listing_id = any($1::text[])`,
-      [ids],
-    )
-    // A switch loaded meanwhile holds these rows already, from the generation now live.
-    if (generation !== this.generation) return
-    const found = new Map(rows.map((row) => [row.listing_id, row]))
-    for (const id of ids) {
-      const row = found.get(id)
-      if (!row?.public) {
-        this.index.remove(id)
-        this.records.delete(id)
-        continue
-      }
-      this.index.put(keyOf(row))
-      this.remember(cachedOf(row))
-    }
-    this.evict()
-    this.changes += 1
-  }
 
   /**
    * The records of `ids`, in order: from memory, the missing ones in one query by primary key. What
    * memory holds is taken before the query: other requests may evict it meanwhile.
    */
-  private async recordsOf(ids: readonly string[]): Promise<CachedListing[]> {
+  private async recordsOf(loaded: Loaded, ids: readonly string[]): Promise<CachedListing[]> {
     const found = ids.map((id) => {
-      const cached = this.records.get(id)
-      if (cached) cached.used = ++this.served
+      const cached = loaded.records.get(id)
+      if (cached) cached.used = ++loaded.served
       return cached
     })
     const missing = ids.filter((_, i) => found[i] === undefined)
     if (missing.length === 0) return found as CachedListing[]
-    const changes = this.changes
-    const table = this.generation.listings
-    const rows = await this.db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${table} where listing_id = any($1::text[])`, [missing])
+    const changes = loaded.changes
+    const rows = await this.db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${loaded.table} where listing_id = any($1::text[])`, [missing])
     const fetched = new Map(rows.map((row) => [row.listing_id, cachedOf(row)]))
     // Rows read while the index changed may be older than what it holds: served, not kept.
-    if (changes === this.changes) {
-      for (const cached of fetched.values()) this.remember(cached)
-      this.evict()
+    if (changes === loaded.changes) {
+      for (const cached of fetched.values()) remember(loaded, cached)
+      evict(loaded)
     }
     return ids.map((id, i) => {
       const cached = found[i] ?? fetched.get(id)
-      if (!cached) throw new Error(`listing ${id} is in the inventory but not in ${table}`)
+      if (!cached) throw new Error(`listing ${id} is in the inventory but not in ${loaded.table}`)
       return cached
     })
   }
+}
 
-  private remember(cached: CachedListing): void {
-    cached.used = ++this.served
-    this.records.set(cached.id, cached)
+/** The listings `events` name. */
+function idsOf(events: readonly RecordedEvent[]): string[] {
+  const ids = new Set<string>()
+  for (const event of events) {
+    const id = (event.data as { listing_id?: unknown }).listing_id
+    if (typeof id === 'string') ids.add(id)
   }
+  return [...ids]
+}
 
-  /**
-   * Least recently served records go first, in batches of a tenth of the capacity: per record
-   * a counter instead of reordering a Map on every hit (which made hits 60× slower once full).
-   */
-  private evict(): void {
-    if (this.records.size <= this.capacity + Math.floor(this.capacity / 10)) return
-    const oldest = [...this.records.values()].sort((a, b) => a.used - b.used)
-    for (const cached of oldest.slice(0, this.records.size - this.capacity)) this.records.delete(cached.id)
+/** The public listings of `generation`, whole (their records too when they fit in `capacity`). */
+async function load(db: Db, generation: LiveGeneration, capacity: number): Promise<Loaded> {
+  const table = generationTables(listingsProjection, generation).listings
+  const groups = await db.query<GroupRow>(
+    `select country, zone_no, operation, property_type, string_agg(listing_id || ',' || ${LISTED_US} || ',' || ${CENTS}, ',') as listings
+       from ${table} where public group by country, zone_no, operation, property_type`,
+  )
+  const index = ListingIndex.of(keysOfGroups(groups))
+  const records = new Map<string, CachedListing>()
+  if (index.size <= capacity) {
+    for (const row of await db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${table} where public`)) records.set(row.listing_id, cachedOf(row))
   }
+  return { index, records, table, changes: 0, capacity, served: 0 }
+}
+
+/** Reads the listings `ids` again and moves, adds or removes each at once. */
+async function reread(db: Db, loaded: Loaded, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return
+  const rows = await db.query<KeyRow & RecordRow & { public: boolean }>(
+    `select ${RECORD_COLUMNS}, ${LISTED_US} as listed_us, ${CENTS} as cents, public
+       from ${loaded.table} where listing_id = any($1::text[])`,
+    [ids],
+  )
+  const found = new Map(rows.map((row) => [row.listing_id, row]))
+  for (const id of ids) {
+    const row = found.get(id)
+    if (!row?.public) {
+      loaded.index.remove(id)
+      loaded.records.delete(id)
+      continue
+    }
+    loaded.index.put(keyOf(row))
+    remember(loaded, cachedOf(row))
+  }
+  evict(loaded)
+  loaded.changes += 1
+}
+
+function remember(loaded: Loaded, cached: CachedListing): void {
+  cached.used = ++loaded.served
+  loaded.records.set(cached.id, cached)
+}
+
+/**
+ * Least recently served records go first, in batches of a tenth of the capacity: per record
+ * a counter instead of reordering a Map on every hit (which made hits 60× slower once full).
+ */
+function evict(loaded: Loaded): void {
+  if (loaded.records.size <= loaded.capacity + Math.floor(loaded.capacity / 10)) return
+  const oldest = [...loaded.records.values()].sort((a, b) => a.used - b.used)
+  for (const cached of oldest.slice(0, loaded.records.size - loaded.capacity)) loaded.records.delete(cached.id)
 }

@@ -10,7 +10,7 @@ import { type Projection, type RowChange, sql, type Tables } from '../engine/pro
  * - history: one row per interval during which a listing was active with a given zone, operation
  *   and price, so zone statistics can be reconstructed as of any past time;
  * - zones: every zone ever seen per country, with the time of its latest listing event.
- * Zone statistics are computed from these tables (src/zones/queries.ts) and served from memory (src/zones/ready.ts).
+ * Zone statistics are computed from these tables (zone-statistics.ts) and served from memory (ready-zones.ts).
  *
  * Version 2: price per m² is kept exact (`price_usd / area_m2` in decimal to 30 places, never
  * rounded per listing), so medians are taken over exact values and rounded once, when published.

@@ -167,17 +167,21 @@ for (const target of databaseTargets('projection runner')) {
       expect(built).toEqual(expectedTally(await eventsOf(tally)))
     })
 
-    it('lets two live runners in separate processes share a projection, each event applied exactly once', async () => {
+    it('lets two live runners in separate processes share a projection, each event applied exactly once and told to both', async () => {
       const tally = tallyProjection()
       const dbB = await database.connect()
       const storeB = await openSqlEventStore(dbB)
       const errors: unknown[] = []
-      const applied: number[] = []
       const runners = [new ProjectionRunner(db, store, [tally]), new ProjectionRunner(dbB, storeB, [tally])]
-      for (const runner of runners) runner.onApplied((_, events) => applied.push(...events.map((e) => e.position)))
+      const told = runners.map((runner) => {
+        const positions: number[] = []
+        runner.onLiveAdvanced((_, events) => positions.push(...events.map((e) => e.position)))
+        return positions
+      })
       try {
         await appendCounted(store, tally.category, 100, 3, 10)
         await Promise.all(runners.map((r) => r.start((error) => errors.push(error))))
+        const followedFrom = await store.headPosition()
 
         await Promise.all(
           Array.from({ length: 200 }, (_, i) =>
@@ -190,7 +194,12 @@ for (const target of databaseTargets('projection runner')) {
 
         expect(events).toHaveLength(300)
         expect(await tally.rows(db)).toEqual(expectedTally(events))
-        expect([...applied].sort((a, b) => a - b)).toEqual(events.map((e) => e.position))
+        // Each process is told of every event appended while it follows, whichever process applied it.
+        const appended = events.filter((e) => e.position > followedFrom).map((e) => e.position)
+        for (const positions of told) {
+          await eventually('the runner is told of every event', () => positions.filter((p) => p > followedFrom).length >= appended.length)
+          expect(positions.filter((p) => p > followedFrom).sort((a, b) => a - b)).toEqual(appended)
+        }
         expect(errors).toEqual([])
       } finally {
         await Promise.all(runners.map((r) => r.stop()))
@@ -205,8 +214,8 @@ for (const target of databaseTargets('projection runner')) {
       const live = new ProjectionRunner(db, store, [tally])
       const errors: unknown[] = []
       await live.start((error) => errors.push(error))
-      const applied: RecordedEvent[] = []
-      live.onApplied((_, events) => applied.push(...events))
+      const told: RecordedEvent[] = []
+      live.onLiveAdvanced((_, events) => told.push(...events))
       const rows = await tally.rows(db)
       const checkpoint = await checkpointOf(live)
       expect(rows).toEqual(expectedTally(await eventsOf(tally)))
@@ -217,7 +226,7 @@ for (const target of databaseTargets('projection runner')) {
       await live.stop()
 
       expect(String(errors[0])).toContain('poisoned event')
-      expect(applied).toEqual([])
+      expect(told).toEqual([])
       expect(await tally.rows(db)).toEqual(rows)
       expect(await checkpointOf(live)).toBe(checkpoint)
 

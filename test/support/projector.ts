@@ -9,7 +9,8 @@
  * ingest:   `ingest FILE` as the CLI runs it on a store it opened itself, a line per batch recorded.
  */
 import { allProjections } from '../../src/system.ts'
-import { listGenerations, generationId } from '../../projections/engine/generations.ts'
+import { listGenerations } from '../../projections/engine/generations.ts'
+import { generationId } from '../../projections/engine/generation-states.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import { openPostgres } from '../../src/db/postgres.ts'

@@ -1,5 +1,6 @@
 import { allProjections } from '../../src/system.ts'
-import { type GenerationState, generationTables, listGenerations } from '../../projections/engine/generations.ts'
+import type { GenerationState } from '../../projections/engine/generation-states.ts'
+import { generationTables, listGenerations } from '../../projections/engine/generations.ts'
 import type { Db } from '../../src/db/port.ts'
 
 /**
