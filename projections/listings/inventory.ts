@@ -8,7 +8,7 @@ import type { Country, Currency, Operation, PropertyType } from '../../src/domai
 import { zoneName, zoneSlug } from '../../src/domain/market/zone-name.ts'
 import { daysOnMarket } from '../../src/domain/market/statistics.ts'
 import { type ListingKey, ListingIndex } from './inventory-index.ts'
-import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from './search.ts'
+import { LISTING_COLUMNS, type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from './search.ts'
 
 /**
  * Full records kept in memory. The whole public inventory is loaded at start when it fits; beyond,
@@ -49,9 +49,7 @@ type KeyRow = Row & {
   cents: unknown
 }
 
-/** Price per m² rounded once, in SQL (half away from zero, from the exact quotient). */
-const RECORD_COLUMNS = `listing_id, country, zone_no, operation, property_type, title, price_usd::text as price_usd, price_local,
-  currency, area_m2, round(ppm2_usd, 2)::text as ppm2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at, listed_at, url`
+const RECORD_COLUMNS = LISTING_COLUMNS.record
 /** listed_at to the microsecond (timestamptz precision, exact below 2^53) and the price in whole cents. */
 const LISTED_US = '(extract(epoch from listed_at) * 1000000)::int8'
 const CENTS = '(price_usd * 100)::int8'
