@@ -1,5 +1,5 @@
 import { type AnyElysia, Elysia } from 'elysia'
-import { AppError, echo } from '../shared/errors.ts'
+import { methodNotAllowed, noEndpoint } from './errors.ts'
 import { declaredAccess, type Gate } from './gate.ts'
 import { undocumented } from './openapi.ts'
 
@@ -30,7 +30,7 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
     unmatched.all(
       path,
       ({ request }) => {
-        throw new AppError('method_not_allowed', `${echo(request.method)} is not allowed here; use ${allow}`, {}, { allow })
+        throw methodNotAllowed(request.method, allow)
       },
       // A public path tells anyone its methods; elsewhere that takes a key, like every answer under /api/v1.
       publicPaths.has(path) ? { public: true, detail: undocumented } : { scope: 'key', detail: undocumented },
@@ -40,7 +40,7 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
     unmatched.all(
       path,
       ({ path: requested }) => {
-        throw new AppError('not_found', `no endpoint at ${echo(requested)}`)
+        throw noEndpoint(requested)
       },
       { scope: 'key', detail: undocumented },
     )
