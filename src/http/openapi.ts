@@ -152,7 +152,9 @@ function parameters(schema: TObject | undefined, where: 'query' | 'path' | 'head
   if (!schema) return []
   const required = new Set(schema.required ?? [])
   return Object.entries(schema.properties).map(([name, property]) => {
-    const { description, examples, ...rest } = json(property)
+    // The schema keeps its examples (for a value accepted in any letter case: its canonical spellings).
+    const { description, ...rest } = json(property)
+    const examples = rest.examples
     return {
       name,
       in: where,
@@ -268,18 +270,24 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
       version: info.version,
       summary: 'Real-estate market intelligence for GT, SV, HN, CR, BZ, DO, PA and BR',
       description: [
-        'Zone price statistics, verified broker listings and AI-written briefings.',
-        'Every request needs `Authorization: Bearer <API_KEY>` and the scope its operation names (`x-required-scope`).',
-        'Checks run in this order, and the first that fails answers: auth_required → invalid_key → tier_required →',
-        'scope_denied → rate_limit → the operation’s own errors. Every error is `{ok: false, error, message}`',
-        'with a stable `error` code, and every response carries `X-Request-Id`; a path under /api/v1 that no',
-        'operation here serves answers 404 not_found (after the key checks).\n\n',
-        'Query strings: a parameter given more than once is refused (400); unknown parameters are ignored.',
-        'Integers are written in decimal digits without sign or leading zeros (`0`, `20`), amounts as decimal',
-        'text (`150000`, `1999.99`). Values whose schema is a pattern of letters in both cases (`country`,',
-        '`zone`, `operation`, `property_type`, `sort`) are accepted in any letter case and answered in the',
-        'canonical spelling their description lists. Every bad parameter or body field is named at once in `details`.',
-      ].join(' '),
+        [
+          'Zone price statistics, verified broker listings and AI-written briefings.',
+          'Every request needs `Authorization: Bearer <API_KEY>` and the scope its operation names (`x-required-scope`).',
+          'Checks run in this order, and the first that fails answers: auth_required → invalid_key → tier_required →',
+          'scope_denied → rate_limit → the operation’s own errors. Every error is `{ok: false, error, message}`',
+          'with a stable `error` code, and every response carries `X-Request-Id`. A path under /api/v1 that no',
+          'operation here serves answers 404 not_found (after the key checks).',
+        ],
+        [
+          'Query strings: a parameter given more than once is refused (400); unknown parameters are ignored.',
+          'Integers are written in decimal digits without sign or leading zeros (`0`, `20`), amounts as decimal',
+          'text (`150000`, `1999.99`). Values whose schema is a pattern of letters in both cases (`country`,',
+          '`zone`, `operation`, `property_type`, `sort`) are accepted in any letter case and answered in the',
+          'canonical spelling their description lists. Every bad parameter or body field is named at once in `details`.',
+        ],
+      ]
+        .map((paragraph) => paragraph.join(' '))
+        .join('\n\n'),
     },
     servers: [{ url: '/', description: 'this server' }],
     tags: [

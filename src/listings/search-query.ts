@@ -24,7 +24,7 @@ export const ListingSearchQuery = Type.Object({
   zone: Type.Optional(
     anyCasePrefix(
       expecting(
-        Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N" (N from 1, no leading zeros)', examples: ['Zona 3'] }),
+        Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N" with N from 1 and no leading zeros', examples: ['Zona 3'] }),
         'Expected "Zona N" in any letter case, e.g. Zona 10',
       ),
       'Zona',

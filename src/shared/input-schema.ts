@@ -100,7 +100,7 @@ export function wireForm(schema: unknown): unknown {
   return {
     type: 'string',
     pattern: anyCase.pattern,
-    description: description ? `${description}: ${values}` : values,
+    description: description ? (anyCase.values ? `${description} (${values})` : `${description}, ${values}`) : values,
     ...(fallback !== undefined ? { default: fallback } : {}),
     ...(examples ?? anyCase.values ? { examples: examples ?? anyCase.values } : {}),
   }
