@@ -1,7 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import type { FieldError } from '../shared/errors.ts'
 import { foldCase, inputErrors, invalidInput, type Parsed } from '../shared/input-schema.ts'
+import { checker } from '../shared/validate.ts'
 
 /**
  * The one reader of a route's path and query parameters: their TypeBox schemas (also what the
@@ -73,8 +73,12 @@ function readPart(schema: TObject, raw: ReadonlyMap<string, readonly unknown[]>,
     else if (given[0] === null) problems.set(name, 'Expected percent-encoded UTF-8')
     else value[name] = foldCase(property, typeof given[0] === 'string' ? fromText(property, given[0]) : given[0])
   }
-  Value.Default(schema, value)
-  for (const { field, message } of inputErrors(schema, value, 'request')) if (!problems.has(field)) problems.set(field, message)
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (value[name] === undefined && !problems.has(name) && 'default' in property) value[name] = property.default
+  }
+  if (!checker(schema).Check(value)) {
+    for (const { field, message } of inputErrors(schema, value, 'request')) if (!problems.has(field)) problems.set(field, message)
+  }
   return value
 }
 

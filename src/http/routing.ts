@@ -53,7 +53,7 @@ const ELYSIA_SCHEMAS = ['query', 'params', 'body', 'headers', 'cookie'] as const
 /**
  * Refuses an app with a route that declares no access (a route added without one fails at start-up),
  * or a gated route with an Elysia schema: Elysia would validate it before the gate, answering 400
- * where 401 is due. Gated routes describe their inputs with `operation()` and read them themselves.
+ * where 401 is due. Gated routes read their inputs with `httpInputs` (src/http/inputs.ts) after the gate.
  */
 export function assertAccessDeclared(app: AnyElysia): void {
   const routes = app.routes as (RouteEntry & { hooks?: Partial<Record<(typeof ELYSIA_SCHEMAS)[number], unknown>> })[]
@@ -65,6 +65,6 @@ export function assertAccessDeclared(app: AnyElysia): void {
   const validated = routes.filter((route) => declaredAccess(route) !== 'public' && ELYSIA_SCHEMAS.some((schema) => route.hooks?.[schema]))
   if (validated.length > 0) {
     const list = validated.map((route) => `${route.method} ${route.path}`).join(', ')
-    throw new Error(`gated routes with an Elysia schema, which would be checked before the key: ${list}; describe inputs with operation()`)
+    throw new Error(`gated routes with an Elysia schema, which would be checked before the key: ${list}; read inputs with httpInputs() in the handler`)
   }
 }
