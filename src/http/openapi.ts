@@ -29,7 +29,6 @@ export type OperationSpec = {
   body?: { schema: TSchema; description?: string; examples?: Record<string, unknown> }
   /** The 200 body. */
   ok: TSchema
-  okExample?: unknown
   /** Headers of the 200 answer besides the ones every answer has: name → description. */
   okHeaders?: Record<string, string>
   /**
@@ -120,14 +119,12 @@ const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Reset': header('unix seconds of the next UTC hour, when the counter resets (absent for admin keys)', Type.Integer()),
 }
 const RETRY_AFTER = { 'Retry-After': header('seconds to wait before retrying', Type.Integer()) }
-const ALLOW = { Allow: header('the methods this path takes', Type.String()) }
 
 function errorHeaders(codes: readonly ErrorCode[]) {
   return {
     ...REQUEST_ID,
     ...(codes.includes('rate_limit') ? RATE_LIMIT_HEADERS : {}),
     ...(codes.some((c) => c === 'rate_limit' || c === 'quota_exceeded' || c === 'service_unavailable') ? RETRY_AFTER : {}),
-    ...(codes.includes('method_not_allowed') ? ALLOW : {}),
   }
 }
 
@@ -241,7 +238,7 @@ function operationOf(access: Access, spec: OperationSpec, referenced: Set<ErrorC
           ...(needsKey ? RATE_LIMIT_HEADERS : {}),
           ...Object.fromEntries(Object.entries(spec.okHeaders ?? {}).map(([name, description]) => [name, header(description, Type.String())])),
         },
-        content: { 'application/json': { schema: json(spec.ok), ...(spec.okExample ? { example: spec.okExample } : {}) } },
+        content: { 'application/json': { schema: json(spec.ok) } },
       },
       ...errorResponses(errorsOf(access, spec), own, referenced),
     },
