@@ -48,7 +48,7 @@ const decode = (text: string): string | null => {
 }
 
 /** The values of every query parameter, in the order given; a value that is not valid percent-encoding is null. */
-export function queryValues(url: string): Map<string, (string | null)[]> {
+function queryValues(url: string): Map<string, (string | null)[]> {
   const values = new Map<string, (string | null)[]>()
   const start = url.indexOf('?')
   if (start < 0) return values
