@@ -10,7 +10,7 @@
 import { openPostgres } from '../src/db/postgres.ts'
 import { ListingInventory, RECORD_CAPACITY } from '../projections/listings/inventory.ts'
 import { MAX_LIMIT, MAX_OFFSET } from '../projections/listings/search.ts'
-import { parseListingSearch } from '../src/listings/search-query.ts'
+import { listingSearchOf } from '../src/listings/search-query.ts'
 import { COUNTRIES } from '../src/domain/market/vocabulary.ts'
 
 const databaseUrl = process.env.DATABASE_URL
@@ -42,7 +42,7 @@ const shapes: Record<string, string>[] = [
 const now = new Date()
 const rounds = 2000
 for (const raw of shapes) {
-  const search = parseListingSearch(raw)
+  const search = listingSearchOf(raw)
   // The first answer fetches records that are not in memory (at this size none are at start).
   await inventory.search(search, now)
   const from = performance.now()
@@ -59,7 +59,7 @@ let misses = 0
 for (const country of COUNTRIES) {
   for (const sort of ['newest', 'price_asc', 'price_desc']) {
     for (let offset = 0; offset <= MAX_OFFSET && inventory.size.records < RECORD_CAPACITY; offset += MAX_LIMIT) {
-      await inventory.search(parseListingSearch({ country, sort, offset: String(offset), limit: String(MAX_LIMIT) }), now)
+      await inventory.search(listingSearchOf({ country, sort, offset: String(offset), limit: String(MAX_LIMIT) }), now)
       misses += 1
     }
   }

@@ -5,7 +5,7 @@
  */
 import { openPostgres } from '../src/db/postgres.ts'
 import { ListingInventory } from '../projections/listings/inventory.ts'
-import { parseListingSearch } from '../src/listings/search-query.ts'
+import { listingSearchOf } from '../src/listings/search-query.ts'
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) throw new Error('DATABASE_URL is not set')
@@ -17,9 +17,8 @@ const server = Bun.serve({
   hostname: '127.0.0.1',
   port: Number(process.env.PORT ?? 0),
   async fetch(request) {
-    const query = Object.fromEntries(new URL(request.url).searchParams)
     try {
-      return Response.json(await inventory.search(parseListingSearch(query), new Date()))
+      return Response.json(await inventory.search(listingSearchOf(request.url), new Date()))
     } catch (error) {
       return Response.json({ ok: false, message: String(error) }, { status: 400 })
     }

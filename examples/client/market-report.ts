@@ -31,8 +31,7 @@ const [first] = listings.data.listings
 console.log(JSON.stringify({ sales: listings.data.total, cheapest_sale: first && { id: first.id, zone: first.zone, price_usd: first.price_usd } }))
 
 const zone = priced[0]?.zone ?? 'Zona 1'
-const briefing = await mirador.POST('/api/v1/briefings/{persona}', {
-  params: { path: { persona: 'investor' } },
+const briefing = await mirador.POST('/api/v1/briefings/investor', {
   body: { zone, profile: 'balanced', country, language: 'en' },
 })
 if (briefing.error) throw new Error(`${briefing.error.error}: ${briefing.error.message}`)

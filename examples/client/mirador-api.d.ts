@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Check the key: tier, scopes, this hour’s rate limit and this month’s briefing quota */
+        /**
+         * Check the key: tier, scopes, this hour’s rate limit and this month’s briefing quota
+         * @description Proves the key works: who it belongs to, its tier and scopes, this hour’s request counter and this month’s briefing quota.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -28,7 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Statistics of every zone of a country, by zone number */
+        /**
+         * Statistics of every zone of a country, by zone number
+         * @description Every zone ever seen in the country, by zone number: active listings, medians (price, price per m², days on market) and the 30-day change.
+         */
         get: operations["listZones"];
         put?: never;
         post?: never;
@@ -45,7 +51,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One zone in detail: breakdowns by property type, bedrooms and operation, 30-day change, source mix */
+        /**
+         * One zone in detail: breakdowns by property type, bedrooms and operation, 30-day change, source mix
+         * @description The figures of one zone of a country, with its breakdowns; a zone the country does not have is 404.
+         */
         get: operations["getZone"];
         put?: never;
         post?: never;
@@ -62,7 +71,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The verified broker inventory: active, verified, broker-sourced listings only */
+        /**
+         * The verified broker inventory: active, verified, broker-sourced listings only
+         * @description A page of the listings that are active, verified and from a broker, filtered and sorted; ties are broken by id, so pages never overlap. `total` counts every match and `next_offset` is the next page, or null at the end.
+         */
         get: operations["searchListings"];
         put?: never;
         post?: never;
@@ -79,7 +91,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The five personas, each with its input JSON Schema and verdict vocabulary */
+        /**
+         * The five personas, each with its input JSON Schema and verdict vocabulary
+         * @description Each persona’s id, name, description, the JSON Schema of its briefing input (canonical spellings) and its verdicts.
+         */
         get: operations["listPersonas"];
         put?: never;
         post?: never;
@@ -89,7 +104,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/briefings/{persona}": {
+    "/api/v1/briefings/investor": {
         parameters: {
             query?: never;
             header?: never;
@@ -99,10 +114,90 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A briefing for a persona: verdict, confidence, headline and Markdown body
-         * @description Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
+         * A briefing for the investor persona (Investor): verdict, confidence, headline and Markdown body
+         * @description Whether to buy into a zone now: value against the country, momentum, liquidity, rental yield and budget fit. Verdicts: BUY, HOLD, AVOID. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
          */
-        post: operations["createBriefing"];
+        post: operations["createInvestorBriefing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/briefings/homebuyer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A briefing for the homebuyer persona (Homebuyer): verdict, confidence, headline and Markdown body
+         * @description Whether homes in a zone are a good deal for a buyer who will live there: price level, trend, negotiating room and budget. Verdicts: GOOD_DEAL, FAIR_PRICE, OVERPRICED. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
+         */
+        post: operations["createHomebuyerBriefing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/briefings/landlord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A briefing for the landlord persona (Landlord): verdict, confidence, headline and Markdown body
+         * @description The rental yield a zone offers a buy-to-let owner: median rent per m² against median sale price per m². Verdicts: STRONG_YIELD, MODERATE_YIELD, WEAK_YIELD. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
+         */
+        post: operations["createLandlordBriefing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/briefings/developer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A briefing for the developer persona (Developer): verdict, confidence, headline and Markdown body
+         * @description Whether a zone supports a new residential, commercial or mixed-use scheme: trend, absorption, price level, land cost and lot size. Verdicts: GO, CAUTION, NO_GO. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
+         */
+        post: operations["createDeveloperBriefing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/briefings/broker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A briefing for the broker persona (Broker): verdict, confidence, headline and Markdown body
+         * @description Where an asking price sits against the zone market, for the agent listing the property or the agent advising the buyer. Verdicts: PRICE_ABOVE_MARKET, PRICE_AT_MARKET, PRICE_BELOW_MARKET. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
+         */
+        post: operations["createBrokerBriefing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -276,29 +371,36 @@ export interface operations {
                         service: "mirador";
                         /** @constant */
                         version: "v1";
-                        /** @enum {string} */
+                        /**
+                         * @description tiers with API access
+                         * @enum {string}
+                         */
                         tier: "pro" | "enterprise" | "admin";
                         key_id: string;
                         owner_id: string;
-                        scopes: string[];
+                        scopes: ("read" | "write")[];
+                        /** @description this hour’s counter; null for admin keys, which are not counted */
                         rate_limit: {
-                            limit: string | number;
-                            used: string | number;
-                            remaining: string | number;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** Format: date-time */
                             reset_at: string;
                         } | null;
                         quota: {
-                            used: string | number;
-                            quota: string | number;
+                            used: number;
+                            quota: number;
                             unlimited: boolean;
                         };
+                        /** @description admin keys only: each read model’s lag behind the event log */
                         projections?: {
                             projection: string;
                             generation: string;
                             state: string;
-                            lag_events: string | number;
+                            lag_events: number;
                             lag_seconds: number;
                         }[];
+                        /** Format: date-time */
                         time: string;
                     };
                 };
@@ -385,10 +487,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description country code, in any letter case; GT when absent
-                 * @example CR
+                 * @description country code; GT when absent (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
+                 * @example GT
                  */
-                country?: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                country?: string;
             };
             header?: never;
             path?: never;
@@ -514,15 +616,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description country code, in any letter case; GT when absent
-                 * @example CR
+                 * @description country code; GT when absent (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
+                 * @example GT
                  */
-                country?: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                country?: string;
             };
             header?: never;
             path: {
                 /**
-                 * @description zone, form zona-N
+                 * @description zone, form zona-N (lower case, N from 1, no leading zeros)
                  * @example zona-3
                  */
                 slug: string;
@@ -705,28 +807,37 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description country code, in any letter case; GT when absent
-                 * @example CR
+                 * @description country code; GT when absent (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
+                 * @example GT
                  */
-                country?: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                country?: string;
                 /**
-                 * @description zone, form "Zona N" (any letter case)
+                 * @description zone, form "Zona N" with N from 1 and no leading zeros, in any letter case
                  * @example Zona 3
                  */
                 zone?: string;
-                /** @description Venta (sale) or Renta (monthly rent), any letter case */
-                operation?: "Venta" | "Renta";
-                /** @description any letter case */
-                property_type?: "Apartamento" | "Casa" | "Terreno" | "Oficina" | "Local" | "Bodega";
                 /**
-                 * @description lowest price in USD, inclusive
+                 * @description Venta (sale) or Renta (monthly rent) (one of Venta, Renta, in any letter case)
+                 * @example Venta
+                 */
+                operation?: string;
+                /**
+                 * @description property type (one of Apartamento, Casa, Terreno, Oficina, Local, Bodega, in any letter case)
+                 * @example Apartamento
+                 */
+                property_type?: string;
+                /**
+                 * @description lowest price in USD, inclusive; not above price_max (else 400)
                  * @example 150000
                  */
                 price_min?: number;
-                /** @description highest price in USD, inclusive; not below price_min */
+                /** @description highest price in USD, inclusive; not below price_min (else 400) */
                 price_max?: number;
-                /** @description newest first, or by price */
-                sort?: "newest" | "price_asc" | "price_desc";
+                /**
+                 * @description newest first, or by price (one of newest, price_asc, price_desc, in any letter case)
+                 * @example newest
+                 */
+                sort?: string;
                 /** @description page size */
                 limit?: number;
                 /** @description listings to skip */
@@ -988,7 +1099,7 @@ export interface operations {
             };
         };
     };
-    createBriefing: {
+    createInvestorBriefing: {
         parameters: {
             query?: never;
             header?: {
@@ -998,10 +1109,7 @@ export interface operations {
                  */
                 "Idempotency-Key"?: string;
             };
-            path: {
-                /** @description one of the five personas (GET /api/v1/briefings/personas) */
-                persona: "investor" | "homebuyer" | "landlord" | "developer" | "broker";
-            };
+            path?: never;
             cookie?: never;
         };
         requestBody: {
@@ -1018,11 +1126,18 @@ export interface operations {
                      */
                     profile: "conservative" | "balanced" | "aggressive";
                     /**
-                     * @description country code
+                     * @description country code (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
                      * @default GT
-                     * @enum {string}
+                     * @example GT
+                     * @example SV
+                     * @example HN
+                     * @example CR
+                     * @example BZ
+                     * @example DO
+                     * @example PA
+                     * @example BR
                      */
-                    country?: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                    country?: string;
                     /**
                      * @description language of the briefing
                      * @default es
@@ -1033,7 +1148,187 @@ export interface operations {
                     budget_usd?: number;
                     /** @description holding period in years */
                     horizon_years?: number;
-                } | {
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        briefing_id: string;
+                        persona: string;
+                        verdict: string;
+                        /** @enum {string} */
+                        confidence: "low" | "medium" | "high";
+                        headline: string;
+                        body_md: string;
+                        cached: boolean;
+                        /** Format: date-time */
+                        generated_at: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        usage: {
+                            used: number;
+                            quota: number;
+                            unlimited: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description idempotency_conflict */
+            409: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description rate_limit | quota_exceeded */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"] | components["schemas"]["QuotaExceededError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description upstream_error */
+            502: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    createHomebuyerBriefing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
+                 * @example order-4711-briefing
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
                     /**
                      * @description zone, form "Zona N"
                      * @example Zona 10
@@ -1045,11 +1340,18 @@ export interface operations {
                      */
                     profile: "first_time" | "family" | "downsizer";
                     /**
-                     * @description country code
+                     * @description country code (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
                      * @default GT
-                     * @enum {string}
+                     * @example GT
+                     * @example SV
+                     * @example HN
+                     * @example CR
+                     * @example BZ
+                     * @example DO
+                     * @example PA
+                     * @example BR
                      */
-                    country?: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                    country?: string;
                     /**
                      * @description language of the briefing
                      * @default es
@@ -1060,7 +1362,187 @@ export interface operations {
                     budget_usd?: number;
                     /** @description bedrooms wanted (0 = studio) */
                     bedrooms?: number;
-                } | {
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        briefing_id: string;
+                        persona: string;
+                        verdict: string;
+                        /** @enum {string} */
+                        confidence: "low" | "medium" | "high";
+                        headline: string;
+                        body_md: string;
+                        cached: boolean;
+                        /** Format: date-time */
+                        generated_at: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        usage: {
+                            used: number;
+                            quota: number;
+                            unlimited: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description idempotency_conflict */
+            409: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description rate_limit | quota_exceeded */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"] | components["schemas"]["QuotaExceededError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description upstream_error */
+            502: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    createLandlordBriefing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
+                 * @example order-4711-briefing
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
                     /**
                      * @description zone, form "Zona N"
                      * @example Zona 10
@@ -1072,11 +1554,18 @@ export interface operations {
                      */
                     profile: "long_term" | "short_term" | "corporate";
                     /**
-                     * @description country code
+                     * @description country code (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
                      * @default GT
-                     * @enum {string}
+                     * @example GT
+                     * @example SV
+                     * @example HN
+                     * @example CR
+                     * @example BZ
+                     * @example DO
+                     * @example PA
+                     * @example BR
                      */
-                    country?: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                    country?: string;
                     /**
                      * @description language of the briefing
                      * @default es
@@ -1088,7 +1577,187 @@ export interface operations {
                      * @enum {string}
                      */
                     property_type?: "Apartamento" | "Casa" | "Terreno" | "Oficina" | "Local" | "Bodega";
-                } | {
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        briefing_id: string;
+                        persona: string;
+                        verdict: string;
+                        /** @enum {string} */
+                        confidence: "low" | "medium" | "high";
+                        headline: string;
+                        body_md: string;
+                        cached: boolean;
+                        /** Format: date-time */
+                        generated_at: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        usage: {
+                            used: number;
+                            quota: number;
+                            unlimited: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description idempotency_conflict */
+            409: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description rate_limit | quota_exceeded */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"] | components["schemas"]["QuotaExceededError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description upstream_error */
+            502: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    createDeveloperBriefing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
+                 * @example order-4711-briefing
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
                     /**
                      * @description zone, form "Zona N"
                      * @example Zona 10
@@ -1100,11 +1769,18 @@ export interface operations {
                      */
                     profile: "residential" | "commercial" | "mixed_use";
                     /**
-                     * @description country code
+                     * @description country code (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
                      * @default GT
-                     * @enum {string}
+                     * @example GT
+                     * @example SV
+                     * @example HN
+                     * @example CR
+                     * @example BZ
+                     * @example DO
+                     * @example PA
+                     * @example BR
                      */
-                    country?: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                    country?: string;
                     /**
                      * @description language of the briefing
                      * @default es
@@ -1113,7 +1789,187 @@ export interface operations {
                     language?: "es" | "en" | "pt";
                     /** @description lot area in m² */
                     lot_m2?: number;
-                } | {
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        briefing_id: string;
+                        persona: string;
+                        verdict: string;
+                        /** @enum {string} */
+                        confidence: "low" | "medium" | "high";
+                        headline: string;
+                        body_md: string;
+                        cached: boolean;
+                        /** Format: date-time */
+                        generated_at: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        usage: {
+                            used: number;
+                            quota: number;
+                            unlimited: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description idempotency_conflict */
+            409: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description rate_limit | quota_exceeded */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"] | components["schemas"]["QuotaExceededError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description upstream_error */
+            502: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    createBrokerBriefing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
+                 * @example order-4711-briefing
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
                     /**
                      * @description zone, form "Zona N"
                      * @example Zona 10
@@ -1125,11 +1981,18 @@ export interface operations {
                      */
                     profile: "listing_agent" | "buyer_agent";
                     /**
-                     * @description country code
+                     * @description country code (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
                      * @default GT
-                     * @enum {string}
+                     * @example GT
+                     * @example SV
+                     * @example HN
+                     * @example CR
+                     * @example BZ
+                     * @example DO
+                     * @example PA
+                     * @example BR
                      */
-                    country?: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                    country?: string;
                     /**
                      * @description language of the briefing
                      * @default es

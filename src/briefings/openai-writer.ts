@@ -74,7 +74,8 @@ function prompt(persona: Persona, input: BriefingInput, facts: ZoneFacts): ChatC
   ]
 }
 
-function upstreamFailure(error: unknown, timeoutMs: number): AppError {
+/** The upstream_error of a failed call to the writer (also the OpenAPI document's example). */
+export function upstreamFailure(error: unknown, timeoutMs: number): AppError {
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
     return new AppError('upstream_error', `the AI writer did not answer within ${timeoutMs / 1000} s; no quota was used`)
   }

@@ -1,21 +1,16 @@
+import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { readJsonBody } from '../http/body.ts'
-import { Type } from '@sinclair/typebox'
 import type { Gate } from '../http/gate.ts'
-import { operation } from '../http/openapi.ts'
-import { echo, notFound } from '../shared/errors.ts'
-import { findPersona, PERSONA_IDS, PERSONAS, PersonaCatalogue, personaCatalogue } from '../domain/briefings/personas/index.ts'
-import { IDEMPOTENCY_HEADER } from '../domain/briefings/idempotency.ts'
-import { BriefingResponse, type BriefingService } from './service.ts'
+import { operation, type OperationSpec, refusalOf } from '../http/openapi.ts'
+import { PERSONAS, type Persona, PersonaCatalogue, personaCatalogue } from '../domain/briefings/personas/index.ts'
+import { DEFAULT_LEASE_MS, decideIdempotency, IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../domain/briefings/idempotency.ts'
+import { quotaExceeded } from '../domain/briefings/quota.ts'
+import { upstreamFailure } from './openai-writer.ts'
+import { BriefingResponse, type BriefingService, unknownZone } from './service.ts'
 
 const CATALOGUE = personaCatalogue()
 
-const PersonaParams = Type.Object({
-  persona: Type.Union(
-    PERSONA_IDS.map((id) => Type.Literal(id)),
-    { description: 'one of the five personas (GET /api/v1/briefings/personas)' },
-  ),
-})
 const IdempotencyHeaders = Type.Object({
   [IDEMPOTENCY_HEADER]: Type.Optional(
     Type.String({
@@ -27,63 +22,80 @@ const IdempotencyHeaders = Type.Object({
     }),
   ),
 })
-/** The body is the persona's own input: one schema per persona, told apart by their `profile` values. */
-const BriefingRequest = Type.Union(
-  PERSONA_IDS.map((id) => Type.Unsafe({ ...PERSONAS[id].schema, title: `${id} input` })),
-  { description: 'the input of the persona named in the path' },
-)
+
+const EXAMPLE_NOW = new Date('2026-05-07T10:20:30.000Z')
+
+/** The conflict of a key reused for another body, as the idempotency decider answers it. */
+function reusedKey(persona: Persona) {
+  const decision = decideIdempotency(
+    { status: 'completed', requestHash: 'first', briefingId: 'brf_Rdik6ACuZRtr8EvT', response: {}, at: EXAMPLE_NOW.toISOString(), expiresAt: '2026-05-08T10:20:30.000Z' },
+    { ownerId: 'acme-corp', keyId: 'key_example', key: 'order-4711-briefing', persona: persona.id, requestHash: 'second' },
+    EXAMPLE_NOW,
+    DEFAULT_LEASE_MS,
+  )
+  if (decision.kind !== 'conflict') throw new Error('a reused key with another body must conflict')
+  return decision.error
+}
+
+/** POST /briefings/{persona} for one persona: its own body schema, and examples built by the code that answers each error. */
+function briefingOperation(persona: Persona): OperationSpec {
+  const name = `${persona.id[0]!.toUpperCase()}${persona.id.slice(1)}`
+  return {
+    operationId: `create${name}Briefing`,
+    tag: 'Briefings',
+    summary: `A briefing for the ${persona.id} persona (${persona.name}): verdict, confidence, headline and Markdown body`,
+    description:
+      `${persona.description} Verdicts: ${persona.verdicts.join(', ')}. ` +
+      'Served from the 24-hour cache when the same persona, country and input were briefed before (free); ' +
+      'otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.',
+    body: {
+      schema: Type.Unsafe({ ...persona.schema, title: `${persona.id} input` }),
+      examples: { [persona.id]: { zone: 'Zona 10', profile: persona.profiles[0], country: 'GT', language: 'en' } },
+    },
+    ok: BriefingResponse,
+    headers: IdempotencyHeaders,
+    okHeaders: { 'Idempotent-Replayed': '"true" when the answer is the replay of an earlier request with the same Idempotency-Key' },
+    errors: [
+      refusalOf(() => persona.parse({ zone: 'zona 3', profile: 'someone', colour: 'red' })),
+      refusalOf(() => parseIdempotencyKey('two words')),
+      unknownZone('Zona 99', 'GT'),
+      reusedKey(persona),
+      'payload_too_large',
+      quotaExceeded({ used: 50, quota: 50, unlimited: false }, '2026-05', EXAMPLE_NOW),
+      upstreamFailure(new Error('the writer failed'), 0),
+    ],
+  }
+}
 
 /**
- * GET /briefings/personas and POST /briefings/{persona}, relative to /api/v1. Order for a briefing,
- * after the gate: unknown persona (404) → content type, size, JSON (400/413) → body fields (400) →
- * unknown zone (404) → cache hit → quota (429) → writer (502) → charge.
+ * GET /briefings/personas and POST /briefings/{persona} for each persona, relative to /api/v1 (one
+ * route per persona, so that each body schema is documented on its own path; an unknown persona is
+ * an unknown path: 404). Order for a briefing, after the gate: content type, size, JSON (400/413) →
+ * body fields (400) → unknown zone (404) → cache hit → quota (429) → writer (502) → charge.
  */
 export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
-  return new Elysia({ name: 'briefings' })
-    .use(deps.gate)
-    .get('/briefings/personas', () => CATALOGUE, {
-      scope: 'read',
-      detail: operation({
-        operationId: 'listPersonas',
-        tag: 'Briefings',
-        summary: 'The five personas, each with its input JSON Schema and verdict vocabulary',
-        ok: PersonaCatalogue,
-        errors: [],
-      }),
-    })
-    .post(
-      '/briefings/:persona',
-      async ({ request, params, set, caller }) => {
-        if (!findPersona(params.persona)) {
-          throw notFound(`no persona ${echo(params.persona)}; see GET /api/v1/briefings/personas`)
-        }
+  const routes = new Elysia({ name: 'briefings' }).use(deps.gate).get('/briefings/personas', () => CATALOGUE, {
+    scope: 'read',
+    detail: operation({
+      operationId: 'listPersonas',
+      tag: 'Briefings',
+      summary: 'The five personas, each with its input JSON Schema and verdict vocabulary',
+      description: 'Each persona’s id, name, description, the JSON Schema of its briefing input (canonical spellings) and its verdicts.',
+      ok: PersonaCatalogue,
+      errors: [],
+    }),
+  })
+  for (const persona of Object.values(PERSONAS)) {
+    routes.post(
+      `/briefings/${persona.id}`,
+      async ({ request, set, caller }) => {
         const body = await readJsonBody(request)
-        const { briefing, replayed } = await deps.service.brief(params.persona, body, caller, request.headers.get('idempotency-key'))
+        const { briefing, replayed } = await deps.service.brief(persona.id, body, caller, request.headers.get('idempotency-key'))
         if (replayed) set.headers['idempotent-replayed'] = 'true'
         return briefing
       },
-      {
-        scope: 'write',
-        detail: operation({
-          operationId: 'createBriefing',
-          tag: 'Briefings',
-          summary: 'A briefing for a persona: verdict, confidence, headline and Markdown body',
-          description:
-            'Served from the 24-hour cache when the same persona, country and input were briefed before (free); ' +
-            'otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.',
-          params: PersonaParams,
-          body: {
-            schema: BriefingRequest,
-            examples: {
-              investor: { zone: 'Zona 3', profile: 'balanced', language: 'en', budget_usd: 250000 },
-              homebuyer: { zone: 'Zona 10', profile: 'family', country: 'GT', bedrooms: 3 },
-            },
-          },
-          ok: BriefingResponse,
-          headers: IdempotencyHeaders,
-          okHeaders: { 'Idempotent-Replayed': '"true" when the answer is the replay of an earlier request with the same Idempotency-Key' },
-          errors: ['invalid_request', 'not_found', 'idempotency_conflict', 'payload_too_large', 'quota_exceeded', 'upstream_error'],
-        }),
-      },
+      { scope: 'write', detail: operation(briefingOperation(persona)) },
     )
+  }
+  return routes
 }

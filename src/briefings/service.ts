@@ -46,6 +46,9 @@ export type BriefingResponse = Static<typeof BriefingResponse>
 
 export type Caller = Pick<Principal, 'keyId' | 'ownerId' | 'tier'>
 
+/** The 404 of a briefing on a zone the country does not have. */
+export const unknownZone = (zone: string, country: string) => notFound(`${zone} does not exist in ${country}`)
+
 export type BriefingServiceDeps = {
   store: EventStore
   readModel: BriefingReadModel
@@ -245,7 +248,7 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
   ): Promise<BriefingResponse> {
     // Existence first, so an unknown zone is a 404 even when the cache or the quota would answer.
     const zone = await deps.facts.zone(input.country, input.zone, now)
-    if (!zone) throw notFound(`${input.zone} does not exist in ${input.country}`)
+    if (!zone) throw unknownZone(input.zone, input.country)
     // A hit needs no coordination; only a miss is generated once per identical requests in flight.
     const hit = await deps.readModel.cached(cacheKey, now)
     if (hit) return serveFromCache(hit, cacheKey, caller, now, idempotency)

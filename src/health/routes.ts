@@ -1,39 +1,43 @@
-import { Elysia, t } from 'elysia'
+import { type Static, Type } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import type { Gate } from '../http/gate.ts'
 import { operation } from '../http/openapi.ts'
-import type { ApiTier } from '../domain/owners/owner.ts'
+import { Scope } from '../domain/keys/key.ts'
+import { type ApiTier, TIERS } from '../domain/owners/owner.ts'
 import { isoTimes } from '../shared/iso-time.ts'
 import type { Clock } from '../shared/random.ts'
 
 export type QuotaUsage = { used: number; quota: number; unlimited: boolean }
 export type QuotaReader = (ownerId: string, tier: ApiTier, now: Date) => Promise<QuotaUsage>
 
-export const ProjectionLag = t.Object({
-  projection: t.String(),
-  generation: t.String(),
-  state: t.String(),
-  lag_events: t.Integer(),
-  lag_seconds: t.Number(),
+// TypeBox's Type, not Elysia's `t`: Elysia's t.Integer() publishes `string | integer`.
+export const ProjectionLag = Type.Object({
+  projection: Type.String(),
+  generation: Type.String(),
+  state: Type.String(),
+  lag_events: Type.Integer(),
+  lag_seconds: Type.Number(),
 })
 /** Read models' lag behind the event log: the live generation of each, and builds in progress. */
-export type ProjectionLagReader = () => Promise<(typeof ProjectionLag)['static'][]>
+export type ProjectionLagReader = () => Promise<Static<typeof ProjectionLag>[]>
 
-export const HealthResult = t.Object({
-  ok: t.Literal(true),
-  service: t.Literal('mirador'),
-  version: t.Literal('v1'),
-  tier: t.Union([t.Literal('pro'), t.Literal('enterprise'), t.Literal('admin')]),
-  key_id: t.String(),
-  owner_id: t.String(),
-  scopes: t.Array(t.String()),
-  rate_limit: t.Union([
-    t.Object({ limit: t.Integer(), used: t.Integer(), remaining: t.Integer(), reset_at: t.String() }),
-    t.Null(),
-  ]),
-  quota: t.Object({ used: t.Integer(), quota: t.Integer(), unlimited: t.Boolean() }),
-  /** Admin keys only. */
-  projections: t.Optional(t.Array(ProjectionLag)),
-  time: t.String(),
+const API_TIERS = TIERS.filter((tier): tier is ApiTier => tier !== 'free')
+
+export const HealthResult = Type.Object({
+  ok: Type.Literal(true),
+  service: Type.Literal('mirador'),
+  version: Type.Literal('v1'),
+  tier: Type.Union(API_TIERS.map((tier) => Type.Literal(tier)), { description: 'tiers with API access' }),
+  key_id: Type.String(),
+  owner_id: Type.String(),
+  scopes: Type.Array(Scope),
+  rate_limit: Type.Union([
+    Type.Object({ limit: Type.Integer(), used: Type.Integer(), remaining: Type.Integer(), reset_at: Type.String({ format: 'date-time' }) }),
+    Type.Null(),
+  ], { description: 'this hour’s counter; null for admin keys, which are not counted' }),
+  quota: Type.Object({ used: Type.Integer(), quota: Type.Integer(), unlimited: Type.Boolean() }),
+  projections: Type.Optional(Type.Array(ProjectionLag, { description: 'admin keys only: each read model’s lag behind the event log' })),
+  time: Type.String({ format: 'date-time' }),
 })
 
 /** GET /health: proves the key works and reports the tier, this hour's counter and this month's quota. */
@@ -69,6 +73,7 @@ export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReade
         operationId: 'getHealth',
         tag: 'Account',
         summary: 'Check the key: tier, scopes, this hour’s rate limit and this month’s briefing quota',
+        description: 'Proves the key works: who it belongs to, its tier and scopes, this hour’s request counter and this month’s briefing quota.',
         ok: HealthResult,
         errors: [],
       }),

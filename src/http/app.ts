@@ -9,9 +9,8 @@ import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { docsRoutes } from '../docs/routes.ts'
 import type { KeyLookup } from './authenticate.ts'
 import type { RateLimiter, RateLimits } from '../ratelimit/port.ts'
-import { AppError } from '../shared/errors.ts'
 import type { Clock } from '../shared/random.ts'
-import { type Logger, errorPlugin, loggedPath } from './errors.ts'
+import { type Logger, errorPlugin, hostRefused, loggedPath } from './errors.ts'
 import { type Gate, gate } from './gate.ts'
 import { openApiDocument } from './openapi.ts'
 import { API_PREFIX, answerUnmatched, assertAccessDeclared } from './routing.ts'
@@ -47,9 +46,7 @@ const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set
   const incoming = request.headers.get('x-request-id')
   set.headers['x-request-id'] = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
   if (!request.url.startsWith('http://')) {
-    throw new AppError('invalid_request', 'the Host header is missing or malformed', {
-      details: [{ field: 'host', message: 'Expected a host name, optionally with a port' }],
-    })
+    throw hostRefused()
   }
 })
 

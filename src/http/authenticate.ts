@@ -11,7 +11,7 @@ export type KeyLookup = { key(hash: string): IndexedKey | undefined; owner(id: s
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
 /** The refusals, made once: their messages never depend on the request. */
-const REFUSED = {
+export const KEY_REFUSALS = {
   noKey: new AppError('auth_required', 'send your API key as "Authorization: Bearer <API_KEY>"'),
   notBearer: new AppError('auth_required', 'the Authorization header must be "Bearer <API_KEY>"'),
   malformed: new AppError('invalid_key', 'the API key is malformed or mistyped (checksum mismatch)'),
@@ -29,16 +29,16 @@ const REFUSED = {
  */
 export function authenticate(authorization: string | null, lookup: KeyLookup): Principal | AppError {
   const presented = authorization?.trim()
-  if (!presented) return REFUSED.noKey
+  if (!presented) return KEY_REFUSALS.noKey
   const match = BEARER.exec(presented)
-  if (!match) return REFUSED.notBearer
+  if (!match) return KEY_REFUSALS.notBearer
   const text = match[1]!
-  if (!isWellFormedApiKey(text)) return REFUSED.malformed
+  if (!isWellFormedApiKey(text)) return KEY_REFUSALS.malformed
   const key = lookup.key(hashApiKey(text))
-  if (!key) return REFUSED.unknown
-  if (key.status === 'revoked') return REFUSED.revoked
+  if (!key) return KEY_REFUSALS.unknown
+  if (key.status === 'revoked') return KEY_REFUSALS.revoked
   const owner = lookup.owner(key.ownerId)
-  if (!owner || owner.status !== 'active') return REFUSED.ownerInactive
-  if (owner.tier === 'free') return REFUSED.freeTier
+  if (!owner || owner.status !== 'active') return KEY_REFUSALS.ownerInactive
+  if (owner.tier === 'free') return KEY_REFUSALS.freeTier
   return { keyId: key.keyId, ownerId: key.ownerId, tier: owner.tier, scopes: key.scopes }
 }

@@ -13,7 +13,8 @@ export class ClientAborted extends Error {
   }
 }
 
-const tooLarge = () =>
+/** The refusal of a body over MAX_BODY_BYTES. */
+export const payloadTooLarge = () =>
   new AppError('payload_too_large', `the body is over ${MAX_BODY_BYTES} bytes (16 KiB), the limit for a request body`)
 
 /**
@@ -21,7 +22,7 @@ const tooLarge = () =>
  * anything is read, a longer chunked body as soon as it passes the limit.
  */
 async function readLimited(request: Request): Promise<Uint8Array> {
-  if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw tooLarge()
+  if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw payloadTooLarge()
   if (!request.body) return new Uint8Array()
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
@@ -33,7 +34,7 @@ async function readLimited(request: Request): Promise<Uint8Array> {
       size += value.byteLength
       if (size > MAX_BODY_BYTES) {
         await reader.cancel()
-        throw tooLarge()
+        throw payloadTooLarge()
       }
       chunks.push(value)
     }

@@ -17,6 +17,23 @@ function validationDetails(error: unknown, where: string): FieldError[] {
   return [...seen].map(([field, message]) => ({ field, message }))
 }
 
+/** A request to a path no route serves. Outside the API prefix the answer says where the API is. */
+export const noEndpoint = (path: string, outsideApi = false) =>
+  new AppError('not_found', `no endpoint at ${echo(path)}${outsideApi ? '; the API lives under /api/v1' : ''}`)
+
+/** A known path asked with a method it does not take. */
+export const methodNotAllowed = (method: string, allow: string) =>
+  new AppError('method_not_allowed', `${echo(method)} is not allowed here; use ${allow}`, {}, { allow })
+
+/** A request whose URL is not absolute: its Host header was missing or malformed. */
+export const hostRefused = () =>
+  new AppError('invalid_request', 'the Host header is missing or malformed', {
+    details: [{ field: 'host', message: 'Expected a host name, optionally with a port' }],
+  })
+
+/** A bug: never its details, which only the server log has. */
+export const internalError = () => new AppError('internal', 'internal error; the request id identifies it in the server log')
+
 /** Maps every failure to the JSON error envelope, in one place. `path` is Elysia's reading of the request. */
 export function toAppError(code: string | number, error: unknown, path: string): AppError {
   if (error instanceof AppError) return error
@@ -34,9 +51,9 @@ export function toAppError(code: string | number, error: unknown, path: string):
     case 'PARSE':
       return new AppError('invalid_request', 'the request body could not be parsed', { details: [{ field: 'body', message: 'malformed body' }] })
     case 'NOT_FOUND':
-      return new AppError('not_found', `no endpoint at ${echo(path)}; the API lives under /api/v1`)
+      return noEndpoint(path, true)
     default:
-      return new AppError('internal', 'internal error; the request id identifies it in the server log')
+      return internalError()
   }
 }
 

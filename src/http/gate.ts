@@ -22,6 +22,10 @@ export const ACCESS_EXTENSION = 'x-mirador-access'
 /** Name of the security scheme (Bearer API key) in the route details and the OpenAPI document. */
 export const SECURITY_SCHEME = 'apiKey'
 
+/** The refusal of a key without the scope a route needs. */
+export const scopeDenied = (needed: Scope, scopes: readonly Scope[]) =>
+  new AppError('scope_denied', `this endpoint needs the "${needed}" scope; the key has: ${scopes.join(', ')}`)
+
 export type GateDeps = { keys: KeyLookup; limiter: RateLimiter; limits: RateLimits; clock: Clock }
 
 /**
@@ -43,9 +47,7 @@ export function gate(deps: GateDeps) {
   function admit(authorization: string | undefined, access: KeyAccess): Caller | AppError | Promise<Caller | AppError> {
     const principal = authenticate(authorization ?? null, deps.keys)
     if (principal instanceof AppError) return principal
-    if (access !== 'key' && !principal.scopes.includes(access)) {
-      return new AppError('scope_denied', `this endpoint needs the "${access}" scope; the key has: ${principal.scopes.join(', ')}`)
-    }
+    if (access !== 'key' && !principal.scopes.includes(access)) return scopeDenied(access, principal.scopes)
     if (principal.tier === 'admin') return { ...principal, rate: null }
     const counted = (rate: RateDecision): Caller | AppError => (rate.allowed ? { ...principal, rate } : rateLimitExceeded(rate))
     const rate = deps.limiter.hit(principal.keyId, deps.limits[principal.tier], deps.clock())

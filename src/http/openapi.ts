@@ -1,14 +1,18 @@
 import { type TObject, type TSchema, Type } from '@sinclair/typebox'
-import { type RateDecision, rateDecision, rateLimitExceeded } from '../ratelimit/port.ts'
+import { rateDecision, rateLimitExceeded, rateLimiterUnavailable } from '../ratelimit/port.ts'
 import { AppError, type ErrorCode, httpStatus } from '../shared/errors.ts'
-import { ACCESS_EXTENSION, type Access, SECURITY_SCHEME } from './gate.ts'
+import { wireForm } from '../shared/input-schema.ts'
+import { KEY_REFUSALS } from './authenticate.ts'
+import { payloadTooLarge } from './body.ts'
+import { hostRefused, internalError } from './errors.ts'
+import { ACCESS_EXTENSION, type Access, SECURITY_SCHEME, scopeDenied } from './gate.ts'
 
 /**
  * The OpenAPI 3.1 document, generated from the routes Elysia serves: each route's access (from the
  * gate's macro) and its `operation(...)` detail, which names its parameters, body, success schema
  * and the errors it can answer besides the gate's. Nothing here is written twice: the schemas are the
- * TypeBox schemas the routes and their tests use, and the error examples come from the builders the
- * API answers with.
+ * TypeBox schemas that read the requests (src/http/inputs.ts, shared/input-schema.ts), shown in their
+ * wire form, and every error example is built by the code that answers that error.
  */
 
 /** What a route tells the document about itself (see `operation`). */
@@ -16,22 +20,23 @@ export type OperationSpec = {
   operationId: string
   tag: string
   summary: string
-  description?: string
-  /** Query parameters as the API accepts them (names, types, ranges, defaults). */
-  query?: TObject
-  /** Path parameters. */
-  params?: TObject
+  description: string
+  /** Path and query parameters: the schemas that read them (`httpInputs`). */
+  inputs?: { params?: TObject; query?: TObject }
   /** Request headers the operation reads (besides Authorization). */
   headers?: TObject
   /** A JSON request body. */
   body?: { schema: TSchema; description?: string; examples?: Record<string, unknown> }
   /** The 200 body. */
   ok: TSchema
-  okExample?: unknown
   /** Headers of the 200 answer besides the ones every answer has: name → description. */
   okHeaders?: Record<string, string>
-  /** Errors of the route itself, besides the gate's and the ones every request can meet. */
-  errors: readonly ErrorCode[]
+  /**
+   * Errors of the route itself, besides the gate's and the ones every request can meet: an error
+   * built by the code that answers it (the document shows it as the example), or the code of an
+   * error whose example is common to all routes (COMMON_ERRORS).
+   */
+  errors: readonly (ErrorCode | AppError)[]
 }
 
 const OPERATION_EXTENSION = 'x-mirador-operation'
@@ -42,13 +47,24 @@ export const operation = (spec: OperationSpec) => ({ [OPERATION_EXTENSION]: spec
 /** Routes that answer for no operation (404/405 fallbacks, the documentation itself). */
 export const undocumented = { hide: true }
 
+/** The error `attempt` throws, e.g. a real parse of a bad request: an example built by the code that answers it. */
+export function refusalOf(attempt: () => unknown): AppError {
+  try {
+    attempt()
+  } catch (error) {
+    if (error instanceof AppError) return error
+    throw error
+  }
+  throw new Error('expected the attempt to be refused')
+}
+
 // ---- errors ------------------------------------------------------------------------------------
 
 const FieldErrors = Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
   description: 'one entry per bad field',
 })
 
-/** Fields an error body has beyond `ok`, `error` and `message`. */
+/** Fields an error body has beyond `ok`, `error` and `message` (the builders' `extra`; Spectral checks the examples against them). */
 const EXTRA_FIELDS: Partial<Record<ErrorCode, Record<string, TSchema>>> = {
   invalid_request: { details: FieldErrors },
   rate_limit: {
@@ -75,35 +91,18 @@ export const errorBodySchema = (code: ErrorCode) =>
   )
 
 const EXAMPLE_NOW = new Date('2026-05-07T10:20:30.000Z')
-const spentHour: RateDecision = rateDecision(100, 100, false, EXAMPLE_NOW)
 
-/** One example body per code, built the way the API builds the answer where a builder exists. */
-const ERROR_EXAMPLES: Record<ErrorCode, AppError> = {
-  auth_required: new AppError('auth_required', 'send your API key as "Authorization: Bearer <API_KEY>"'),
-  invalid_key: new AppError('invalid_key', 'the API key has been revoked'),
-  tier_required: new AppError('tier_required', 'API access requires the pro tier or higher; this account is on the free tier'),
-  scope_denied: new AppError('scope_denied', 'this endpoint needs the "write" scope; the key has: read'),
-  rate_limit: rateLimitExceeded(spentHour),
-  invalid_request: new AppError('invalid_request', 'invalid query: limit: must be an integer from 1 to 200', {
-    details: [{ field: 'limit', message: 'must be an integer from 1 to 200' }],
-  }),
-  not_found: new AppError('not_found', 'no zone "zona-99" in GT'),
-  quota_exceeded: new AppError(
-    'quota_exceeded',
-    'the monthly briefing quota of 50 is used up (50 used); it resets at 2026-06-01T00:00:00.000Z. Cached briefings are still served.',
-    { used: 50, quota: 50, resets_at: '2026-06-01T00:00:00.000Z' },
-  ),
-  method_not_allowed: new AppError('method_not_allowed', '"DELETE" is not allowed here; use GET, HEAD'),
-  payload_too_large: new AppError('payload_too_large', 'the body is over 16384 bytes (16 KiB), the limit for a request body'),
-  conflict: new AppError('conflict', 'the request conflicts with the current state'),
-  idempotency_conflict: new AppError(
-    'idempotency_conflict',
-    'the Idempotency-Key "order-4711-briefing" was used within 24 h for another request; use a new key for a new request',
-  ),
-  forbidden: new AppError('forbidden', 'not allowed'),
-  service_unavailable: new AppError('service_unavailable', 'the rate limiter is unreachable; retry in a few seconds'),
-  upstream_error: new AppError('upstream_error', 'the AI writer did not answer within 20 s; no quota was used'),
-  internal: new AppError('internal', 'internal error; the request id identifies it in the server log'),
+/** The example of each error the gate or any request can answer, built by the code that answers it. */
+const COMMON_ERRORS: Partial<Record<ErrorCode, AppError>> = {
+  auth_required: KEY_REFUSALS.noKey,
+  invalid_key: KEY_REFUSALS.revoked,
+  tier_required: KEY_REFUSALS.freeTier,
+  scope_denied: scopeDenied('write', ['read']),
+  rate_limit: rateLimitExceeded(rateDecision(100, 100, false, EXAMPLE_NOW)),
+  service_unavailable: rateLimiterUnavailable(),
+  invalid_request: hostRefused(),
+  payload_too_large: payloadTooLarge(),
+  internal: internalError(),
 }
 
 /** Errors the gate answers on a route needing a key, and errors any request can meet. */
@@ -120,14 +119,12 @@ const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Reset': header('unix seconds of the next UTC hour, when the counter resets (absent for admin keys)', Type.Integer()),
 }
 const RETRY_AFTER = { 'Retry-After': header('seconds to wait before retrying', Type.Integer()) }
-const ALLOW = { Allow: header('the methods this path takes', Type.String()) }
 
 function errorHeaders(codes: readonly ErrorCode[]) {
   return {
     ...REQUEST_ID,
     ...(codes.includes('rate_limit') ? RATE_LIMIT_HEADERS : {}),
     ...(codes.some((c) => c === 'rate_limit' || c === 'quota_exceeded' || c === 'service_unavailable') ? RETRY_AFTER : {}),
-    ...(codes.includes('method_not_allowed') ? ALLOW : {}),
   }
 }
 
@@ -145,14 +142,16 @@ function enums(schema: unknown): unknown {
   return Object.fromEntries(Object.entries(anyOf ? { ...rest, anyOf } : rest).map(([key, value]) => [key, enums(value)]))
 }
 
-/** A TypeBox schema as plain JSON Schema: TypeBox's symbols dropped, string unions as enums. */
-const json = (schema: unknown) => enums(JSON.parse(JSON.stringify(schema))) as Record<string, unknown>
+/** A TypeBox schema as plain JSON Schema in its wire form: TypeBox's symbols dropped, string unions as enums. */
+const json = (schema: unknown) => enums(JSON.parse(JSON.stringify(wireForm(schema)))) as Record<string, unknown>
 
 function parameters(schema: TObject | undefined, where: 'query' | 'path' | 'header') {
   if (!schema) return []
   const required = new Set(schema.required ?? [])
   return Object.entries(schema.properties).map(([name, property]) => {
-    const { description, examples, ...rest } = json(property)
+    // The schema keeps its examples (for a value accepted in any letter case: its canonical spellings).
+    const { description, ...rest } = json(property)
+    const examples = rest.examples
     return {
       name,
       in: where,
@@ -167,7 +166,16 @@ function parameters(schema: TObject | undefined, where: 'query' | 'path' | 'head
 /** Name of an error's body schema and example in `components`, e.g. `RateLimitError`. */
 const componentName = (code: ErrorCode) => `${code.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())}Error`
 
-function errorResponses(codes: readonly ErrorCode[]) {
+/** The examples of `code` in an operation: its own, else the common one (a reference, noted in `referenced`). */
+function examplesOf(code: ErrorCode, own: readonly AppError[], referenced: Set<ErrorCode>): [string, unknown][] {
+  const mine = own.filter((error) => error.code === code)
+  if (mine.length > 0) return mine.map((error, i) => [i === 0 ? code : `${code}_${i + 1}`, { value: error.body() }])
+  if (!COMMON_ERRORS[code]) throw new Error(`no example of ${code}: list the error as built by the route, not its code`)
+  referenced.add(code)
+  return [[code, { $ref: `#/components/examples/${componentName(code)}` }]]
+}
+
+function errorResponses(codes: readonly ErrorCode[], own: readonly AppError[], referenced: Set<ErrorCode>) {
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of codes) byStatus.set(httpStatus[code], [...(byStatus.get(httpStatus[code]) ?? []), code])
   const ref = (code: ErrorCode) => ({ $ref: `#/components/schemas/${componentName(code)}` })
@@ -180,7 +188,7 @@ function errorResponses(codes: readonly ErrorCode[]) {
         content: {
           'application/json': {
             schema: group.length === 1 ? ref(group[0]!) : { oneOf: group.map(ref) },
-            examples: Object.fromEntries(group.map((code) => [code, { $ref: `#/components/examples/${componentName(code)}` }])),
+            examples: Object.fromEntries(group.flatMap((code) => examplesOf(code, own, referenced))),
           },
         },
       },
@@ -193,19 +201,21 @@ const openApiPath = (path: string) => path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g,
 
 /** The errors an operation can answer: every request's, the gate's when it needs a key, and its own. */
 function errorsOf(access: Access, spec: OperationSpec): ErrorCode[] {
-  return [...new Set([...ANY_REQUEST_ERRORS, ...(access !== 'public' ? KEY_ERRORS : []), ...spec.errors])]
+  const own = spec.errors.map((error) => (typeof error === 'string' ? error : error.code))
+  return [...new Set([...ANY_REQUEST_ERRORS, ...(access !== 'public' ? KEY_ERRORS : []), ...own])]
 }
 
-function operationOf(access: Access, spec: OperationSpec) {
+function operationOf(access: Access, spec: OperationSpec, referenced: Set<ErrorCode>) {
+  const own = spec.errors.filter((error): error is AppError => error instanceof AppError)
   const needsKey = access !== 'public'
   return {
     operationId: spec.operationId,
     tags: [spec.tag],
     summary: spec.summary,
-    ...(spec.description ? { description: spec.description } : {}),
+    description: spec.description,
     security: needsKey ? [{ [SECURITY_SCHEME]: [access] }] : [],
     ...(needsKey ? { 'x-required-scope': access } : {}),
-    parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query'), ...parameters(spec.headers, 'header')],
+    parameters: [...parameters(spec.inputs?.params, 'path'), ...parameters(spec.inputs?.query, 'query'), ...parameters(spec.headers, 'header')],
     ...(spec.body
       ? {
           requestBody: {
@@ -228,9 +238,9 @@ function operationOf(access: Access, spec: OperationSpec) {
           ...(needsKey ? RATE_LIMIT_HEADERS : {}),
           ...Object.fromEntries(Object.entries(spec.okHeaders ?? {}).map(([name, description]) => [name, header(description, Type.String())])),
         },
-        content: { 'application/json': { schema: json(spec.ok), ...(spec.okExample ? { example: spec.okExample } : {}) } },
+        content: { 'application/json': { schema: json(spec.ok) } },
       },
-      ...errorResponses(errorsOf(access, spec)),
+      ...errorResponses(errorsOf(access, spec), own, referenced),
     },
   }
 }
@@ -241,13 +251,14 @@ export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, 
 export function openApiDocument(routes: readonly RouteEntry[], info: { version: string }): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {}
   const codes = new Set<ErrorCode>()
+  const referenced = new Set<ErrorCode>()
   for (const route of routes) {
     const spec = route.hooks?.detail?.[OPERATION_EXTENSION] as OperationSpec | undefined
     if (!spec) continue
     const path = openApiPath(route.path)
     const access = route.hooks?.detail?.[ACCESS_EXTENSION] as Access
     for (const code of errorsOf(access, spec)) codes.add(code)
-    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationOf(access, spec) }
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationOf(access, spec, referenced) }
   }
   return {
     openapi: '3.1.0',
@@ -256,12 +267,24 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
       version: info.version,
       summary: 'Real-estate market intelligence for GT, SV, HN, CR, BZ, DO, PA and BR',
       description: [
-        'Zone price statistics, verified broker listings and AI-written briefings.',
-        'Every request needs `Authorization: Bearer <API_KEY>` and the scope its operation names (`x-required-scope`).',
-        'Checks run in this order, and the first that fails answers: auth_required → invalid_key → tier_required →',
-        'scope_denied → rate_limit → the operation’s own errors. Every error is `{ok: false, error, message}`',
-        'with a stable `error` code, and every response carries `X-Request-Id`.',
-      ].join(' '),
+        [
+          'Zone price statistics, verified broker listings and AI-written briefings.',
+          'Every request needs `Authorization: Bearer <API_KEY>` and the scope its operation names (`x-required-scope`).',
+          'Checks run in this order, and the first that fails answers: auth_required → invalid_key → tier_required →',
+          'scope_denied → rate_limit → the operation’s own errors. Every error is `{ok: false, error, message}`',
+          'with a stable `error` code, and every response carries `X-Request-Id`. A path under /api/v1 that no',
+          'operation here serves answers 404 not_found (after the key checks).',
+        ],
+        [
+          'Query strings: a parameter given more than once is refused (400); unknown parameters are ignored.',
+          'Integers are written in decimal digits without sign or leading zeros (`0`, `20`), amounts as decimal',
+          'text (`150000`, `1999.99`). Values whose schema is a pattern of letters in both cases (`country`,',
+          '`zone`, `operation`, `property_type`, `sort`) are accepted in any letter case and answered in the',
+          'canonical spelling their description lists. Every bad parameter or body field is named at once in `details`.',
+        ],
+      ]
+        .map((paragraph) => paragraph.join(' '))
+        .join('\n\n'),
     },
     servers: [{ url: '/', description: 'this server' }],
     tags: [
@@ -272,7 +295,7 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
     paths,
     components: {
       schemas: Object.fromEntries([...codes].map((code) => [componentName(code), json(errorBodySchema(code))])),
-      examples: Object.fromEntries([...codes].map((code) => [componentName(code), { value: ERROR_EXAMPLES[code].body() }])),
+      examples: Object.fromEntries([...referenced].map((code) => [componentName(code), { value: COMMON_ERRORS[code]!.body() }])),
       securitySchemes: {
         [SECURITY_SCHEME]: {
           type: 'http',

@@ -1,5 +1,5 @@
 import { type AnyElysia, Elysia } from 'elysia'
-import { AppError, echo } from '../shared/errors.ts'
+import { methodNotAllowed, noEndpoint } from './errors.ts'
 import { declaredAccess, type Gate } from './gate.ts'
 import { undocumented } from './openapi.ts'
 
@@ -30,7 +30,7 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
     unmatched.all(
       path,
       ({ request }) => {
-        throw new AppError('method_not_allowed', `${echo(request.method)} is not allowed here; use ${allow}`, {}, { allow })
+        throw methodNotAllowed(request.method, allow)
       },
       // A public path tells anyone its methods; elsewhere that takes a key, like every answer under /api/v1.
       publicPaths.has(path) ? { public: true, detail: undocumented } : { scope: 'key', detail: undocumented },
@@ -40,7 +40,7 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
     unmatched.all(
       path,
       ({ path: requested }) => {
-        throw new AppError('not_found', `no endpoint at ${echo(requested)}`)
+        throw noEndpoint(requested)
       },
       { scope: 'key', detail: undocumented },
     )
@@ -53,7 +53,7 @@ const ELYSIA_SCHEMAS = ['query', 'params', 'body', 'headers', 'cookie'] as const
 /**
  * Refuses an app with a route that declares no access (a route added without one fails at start-up),
  * or a gated route with an Elysia schema: Elysia would validate it before the gate, answering 400
- * where 401 is due. Gated routes describe their inputs with `operation()` and read them themselves.
+ * where 401 is due. Gated routes read their inputs with `httpInputs` (src/http/inputs.ts) after the gate.
  */
 export function assertAccessDeclared(app: AnyElysia): void {
   const routes = app.routes as (RouteEntry & { hooks?: Partial<Record<(typeof ELYSIA_SCHEMAS)[number], unknown>> })[]
@@ -65,6 +65,6 @@ export function assertAccessDeclared(app: AnyElysia): void {
   const validated = routes.filter((route) => declaredAccess(route) !== 'public' && ELYSIA_SCHEMAS.some((schema) => route.hooks?.[schema]))
   if (validated.length > 0) {
     const list = validated.map((route) => `${route.method} ${route.path}`).join(', ')
-    throw new Error(`gated routes with an Elysia schema, which would be checked before the key: ${list}; describe inputs with operation()`)
+    throw new Error(`gated routes with an Elysia schema, which would be checked before the key: ${list}; read inputs with httpInputs() in the handler`)
   }
 }

@@ -1,25 +1,28 @@
 import { Elysia } from 'elysia'
 import type { Gate } from '../http/gate.ts'
-import { operation } from '../http/openapi.ts'
+import { operation, refusalOf } from '../http/openapi.ts'
 import type { Clock } from '../shared/random.ts'
 import type { ListingInventory } from '../../projections/listings/inventory.ts'
 import { ListingsResponse } from '../../projections/listings/search.ts'
-import { ListingSearchParameters, parseListingSearch } from './search-query.ts'
+import { listingSearchInputs, listingSearchOf } from './search-query.ts'
 
 /** GET /listings, relative to the API prefix. */
 export function listingRoutes(deps: { gate: Gate; inventory: ListingInventory; clock: Clock }) {
   return new Elysia({ name: 'listings' }).use(deps.gate).get(
     '/listings',
-    ({ query }) => deps.inventory.search(parseListingSearch(query), deps.clock()),
+    ({ request }) => deps.inventory.search(listingSearchOf(request.url), deps.clock()),
     {
       scope: 'read',
       detail: operation({
         operationId: 'searchListings',
         tag: 'Market',
         summary: 'The verified broker inventory: active, verified, broker-sourced listings only',
-        query: ListingSearchParameters,
+        description:
+          'A page of the listings that are active, verified and from a broker, filtered and sorted; ties are broken by id, ' +
+          'so pages never overlap. `total` counts every match and `next_offset` is the next page, or null at the end.',
+        inputs: listingSearchInputs,
         ok: ListingsResponse,
-        errors: ['invalid_request'],
+        errors: [refusalOf(() => listingSearchOf('?limit=0&sort=cheapest&price_min=500&price_max=100'))],
       }),
     },
   )

@@ -1,61 +1,66 @@
 import { Type } from '@sinclair/typebox'
-import {
-  amountParam,
-  choiceParam,
-  CountryParameter,
-  countryParam,
-  integerParam,
-  type Problems,
-  type RawQuery,
-  throwIfProblems,
-} from '../http/query-params.ts'
-import { OPERATIONS, Operation, PROPERTY_TYPES, PropertyType } from '../domain/market/vocabulary.ts'
-import { ZONE_NAME_PATTERN } from '../domain/market/zone-name.ts'
-import { DEFAULT_LIMIT, type ListingSearch, MAX_LIMIT, MAX_OFFSET, Sort, SORTS } from '../../projections/listings/search.ts'
+import { httpInputs } from '../http/inputs.ts'
+import { CountryParameter } from '../http/parameters.ts'
+import { OPERATIONS, PROPERTY_TYPES } from '../domain/market/vocabulary.ts'
+import { ZONE_NAME_PATTERN, zoneNumberOfName } from '../domain/market/zone-name.ts'
+import { anyCaseOf, anyCasePrefix, defaulted, expecting } from '../shared/input-schema.ts'
+import { DEFAULT_LIMIT, type ListingSearch, MAX_LIMIT, MAX_OFFSET, SORTS } from '../../projections/listings/search.ts'
+
+/** The largest price filter: far above any price, and its cents stay exact in a double. */
+const MAX_AMOUNT = 1_000_000_000_000
+
+const Amount = (description: string, examples: number[] = []) =>
+  expecting(
+    Type.Number({ minimum: 0, maximum: MAX_AMOUNT, description, ...(examples.length ? { examples } : {}) }),
+    `Expected an amount from 0 to ${MAX_AMOUNT} in decimal digits, e.g. 150000 or 1999.99`,
+  )
 
 /**
- * The query parameters as documented (OpenAPI): names, types, ranges and defaults. The query string
- * is read by parseListingSearch, which applies exactly these rules (and takes values in any letter
- * case), naming every bad parameter at once.
+ * The query of GET /listings: what the OpenAPI document shows and what reads the query string
+ * (src/http/inputs.ts), names, types, ranges, defaults and letter case alike.
  */
-export const ListingSearchParameters = Type.Object({
+export const ListingSearchQuery = Type.Object({
   country: CountryParameter,
-  zone: Type.Optional(Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N" (any letter case)', examples: ['Zona 3'] })),
-  operation: Type.Optional(Type.Union(Operation.anyOf, { description: 'Venta (sale) or Renta (monthly rent), any letter case' })),
-  property_type: Type.Optional(Type.Union(PropertyType.anyOf, { description: 'any letter case' })),
-  price_min: Type.Optional(Type.Number({ minimum: 0, description: 'lowest price in USD, inclusive', examples: [150000] })),
-  price_max: Type.Optional(Type.Number({ minimum: 0, description: 'highest price in USD, inclusive; not below price_min' })),
-  sort: Type.Optional(Type.Union(Sort.anyOf, { default: 'newest', description: 'newest first, or by price' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'page size' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: 'listings to skip' })),
+  zone: Type.Optional(
+    anyCasePrefix(
+      expecting(
+        Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N" with N from 1 and no leading zeros', examples: ['Zona 3'] }),
+        'Expected "Zona N" in any letter case, e.g. Zona 10',
+      ),
+      'Zona',
+    ),
+  ),
+  operation: Type.Optional(anyCaseOf(OPERATIONS, { description: 'Venta (sale) or Renta (monthly rent)' })),
+  property_type: Type.Optional(anyCaseOf(PROPERTY_TYPES, { description: 'property type' })),
+  price_min: Type.Optional(Amount('lowest price in USD, inclusive; not above price_max (else 400)', [150000])),
+  price_max: Type.Optional(Amount('highest price in USD, inclusive; not below price_min (else 400)')),
+  sort: defaulted(anyCaseOf(SORTS, { description: 'newest first, or by price' }), 'newest'),
+  limit: defaulted(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: 'page size' }), DEFAULT_LIMIT),
+  offset: defaulted(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, description: 'listings to skip' }), 0),
 })
 
-/** `Zona N` in any letter case. */
-const ZONE_FILTER = /^\s*zona\s+([1-9][0-9]*)\s*$/i
+export const listingSearchInputs = httpInputs({
+  query: ListingSearchQuery,
+  refine: ({ price_min, price_max }) =>
+    price_min !== undefined && price_max !== undefined && price_min > price_max ? [{ field: 'price_min', message: 'Expected at most price_max' }] : [],
+})
 
-/** Validates the query string; throws invalid_request naming every bad parameter. */
-export function parseListingSearch(raw: RawQuery): ListingSearch {
-  const problems: Problems = []
-  let zone: number | null = null
-  if (raw.zone !== undefined) {
-    const match = ZONE_FILTER.exec(raw.zone)
-    if (match) zone = Number(match[1])
-    else problems.push({ field: 'zone', message: 'must be "Zona N", e.g. Zona 10' })
+/**
+ * The listing search of a request URL (everything after its first `?`), or of parameters given one
+ * by one (as a query string would carry them); invalid_request names every bad parameter.
+ */
+export function listingSearchOf(request: string | Readonly<Record<string, string>>): ListingSearch {
+  const url = typeof request === 'string' ? request : `?${new URLSearchParams(request)}`
+  const { query } = listingSearchInputs.read(url)
+  return {
+    country: query.country,
+    zone: query.zone === undefined ? null : zoneNumberOfName(query.zone),
+    operation: query.operation ?? null,
+    property_type: query.property_type ?? null,
+    price_min: query.price_min ?? null,
+    price_max: query.price_max ?? null,
+    sort: query.sort,
+    limit: query.limit,
+    offset: query.offset,
   }
-  const search: ListingSearch = {
-    country: countryParam(raw, problems),
-    zone,
-    operation: choiceParam(raw, 'operation', OPERATIONS, problems),
-    property_type: choiceParam(raw, 'property_type', PROPERTY_TYPES, problems),
-    price_min: amountParam(raw, 'price_min', problems),
-    price_max: amountParam(raw, 'price_max', problems),
-    sort: choiceParam(raw, 'sort', SORTS, problems) ?? 'newest',
-    limit: integerParam(raw, 'limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT }, problems),
-    offset: integerParam(raw, 'offset', { min: 0, max: MAX_OFFSET, fallback: 0 }, problems),
-  }
-  if (search.price_min !== null && search.price_max !== null && search.price_min > search.price_max) {
-    problems.push({ field: 'price_min', message: 'must not be greater than price_max' })
-  }
-  throwIfProblems(problems, 'query')
-  return search
 }

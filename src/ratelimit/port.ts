@@ -83,3 +83,7 @@ export function rateLimitExceeded(decision: RateDecision): AppError {
     { ...rateLimitHeaders(decision), 'Retry-After': String(decision.retryAfterSeconds) },
   )
 }
+
+/** The 503 of a limiter that cannot answer: the request is not let through uncounted. */
+export const rateLimiterUnavailable = () =>
+  new AppError('service_unavailable', 'rate limiter unavailable; retry shortly', {}, { 'Retry-After': '5' })

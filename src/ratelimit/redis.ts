@@ -20,8 +20,7 @@
  * never toward exceeding the limit. Outage and recovery are logged once each, not once per request.
  */
 import { createClient, defineScript } from 'redis'
-import { AppError } from '../shared/errors.ts'
-import { hourWindow, type RateDecision, rateDecision, type RateLimiter } from './port.ts'
+import { hourWindow, type RateDecision, rateDecision, type RateLimiter, rateLimiterUnavailable } from './port.ts'
 
 export type RedisRateLimiterOptions = {
   url: string
@@ -40,8 +39,6 @@ export const defaultKeyPrefix = 'mirador:rl'
 const EXPIRY_MARGIN_MS = 60_000
 const MAX_RECONNECT_DELAY_MS = 2_000
 
-const unavailable = () =>
-  new AppError('service_unavailable', 'rate limiter unavailable; retry shortly', {}, { 'Retry-After': '5' })
 
 /** KEYS[1] counter; ARGV[1] limit, ARGV[2] expiry in ms. Returns {count after the hit, 1 if counted else 0}. */
 const hitScript = defineScript({
@@ -120,7 +117,7 @@ export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Pr
         reply = await beforeDeadline(client.rateLimitHit(key, limit, expiryMs), commandTimeoutMs)
       } catch (error) {
         outage(error instanceof Error ? error.message || error.name : String(error))
-        throw unavailable()
+        throw rateLimiterUnavailable()
       }
       recovered()
       return rateDecision(limit, reply.count, reply.counted, now)

@@ -1,34 +1,42 @@
-import { readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import Ajv2020 from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { declaredAccess } from '../../src/http/gate.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { AppError } from '../../src/shared/errors.ts'
+import { PERSONA_IDS } from '../../src/domain/briefings/personas/index.ts'
+import { SCOPES } from '../../src/domain/keys/key.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
+import { type Json, resolveRefs, schemaValidator } from '../support/openapi.ts'
 
 const ROOT = join(import.meta.dirname, '../..')
-type Json = Record<string, any>
 
-/** Replaces every `{$ref: '#/components/…'}` by what it points at. */
-function resolveRefs(node: unknown, document: Json): unknown {
-  if (Array.isArray(node)) return node.map((item) => resolveRefs(item, document))
-  if (node === null || typeof node !== 'object') return node
-  const ref = (node as Json).$ref
-  if (typeof ref === 'string') return resolveRefs(ref.slice(2).split('/').reduce((at: Json, part) => at[part], document), document)
-  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolveRefs(value, document)]))
+/** Every schema object in a JSON tree. */
+const schemasIn = (node: unknown): Json[] =>
+  Array.isArray(node) ? node.flatMap(schemasIn) : node !== null && typeof node === 'object' ? [node as Json, ...Object.values(node).flatMap(schemasIn)] : []
+
+function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.once('error', reject)
+    child.once('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
 }
 
 describe('the OpenAPI document', () => {
   let system: TestSystem
   let document: Json
   let keys: Record<'pro' | 'writeOnly' | 'free', string>
-  const ajv = new Ajv2020({ strict: false, allErrors: true })
-  addFormats.default(ajv)
+  const ajv = schemaValidator()
 
   beforeAll(async () => {
     system = await startTestSystem(await openPglite(), {
@@ -77,7 +85,7 @@ describe('the OpenAPI document', () => {
       .flatMap(([path, methods]) => Object.entries(methods as Json).map(([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope']}`))
       .sort()
     expect(documented).toEqual(declared)
-    expect(documented).toHaveLength(6)
+    expect(documented).toHaveLength(5 + PERSONA_IDS.length)
     for (const methods of Object.values(document.paths as Json)) {
       for (const op of Object.values(methods as Json)) {
         expect(op.security).toEqual([{ apiKey: [op['x-required-scope']] }])
@@ -108,13 +116,13 @@ describe('the OpenAPI document', () => {
       ['get', '/api/v1/listings', () => get('/api/v1/listings?country=GT&operation=venta&limit=5', keys.pro)],
       ['get', '/api/v1/listings', () => get('/api/v1/listings?limit=0&sort=cheap', keys.pro)],
       ['get', '/api/v1/briefings/personas', () => get('/api/v1/briefings/personas', keys.pro)],
-      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 2', profile: 'balanced' })],
-      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced' })],
-      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 1', profile: 'reckless' })],
-      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 99', profile: 'balanced' })],
-      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced' }, '/api/v1/briefings/astrologer')],
-      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced', padding: 'x'.repeat(20_000) })],
-      ['post', '/api/v1/briefings/{persona}', () => post(keys.pro, { zone: 'Zona 3', profile: 'balanced' })],
+      ['post', '/api/v1/briefings/investor', () => post(keys.pro, { zone: 'Zona 2', profile: 'balanced' })],
+      ['post', '/api/v1/briefings/investor', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced', country: 'gt' })],
+      ['post', '/api/v1/briefings/investor', () => post(keys.pro, { zone: 'Zona 1', profile: 'reckless' })],
+      ['post', '/api/v1/briefings/investor', () => post(keys.pro, { zone: 'Zona 99', profile: 'balanced' })],
+      ['post', '/api/v1/briefings/landlord', () => post(keys.pro, { zone: 'Zona 1', profile: 'long_term', budget_usd: 1 }, '/api/v1/briefings/landlord')],
+      ['post', '/api/v1/briefings/investor', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced', padding: 'x'.repeat(20_000) })],
+      ['post', '/api/v1/briefings/investor', () => post(keys.pro, { zone: 'Zona 3', profile: 'balanced' })],
     ]
     const seen = new Set<string>()
     for (const [method, path, send] of cases) {
@@ -135,6 +143,34 @@ describe('the OpenAPI document', () => {
     expect([...seen].sort()).toEqual(
       ['200 ok', '400 invalid_request', '401 auth_required', '401 invalid_key', '403 scope_denied', '403 tier_required', '404 not_found', '413 payload_too_large', '429 quota_exceeded', '502 upstream_error'].sort(),
     )
+  })
+
+  test('Spectral’s spectral:oas ruleset reports no error; the warnings left are the two docs/decisions.md explains', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mirador-openapi-'))
+    try {
+      const file = join(dir, 'openapi.json')
+      writeFileSync(file, JSON.stringify(document))
+      const linted = await run('npx', ['spectral', 'lint', '--ruleset', join(ROOT, '.spectral.yaml'), file, '-f', 'json'])
+      const results = JSON.parse(linted.stdout) as { code: string; severity: number; path: string[]; message: string }[]
+      const errors = results.filter((result) => result.severity === 0)
+      expect(errors.map((e) => `${e.code} ${e.path.join('.')}: ${e.message}`)).toEqual([])
+      expect([...new Set(results.map((result) => result.code))].sort()).toEqual(['info-contact', 'oas3-operation-security-defined'])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  test('integers are integers: the health answer types rate_limit, quota and lag as integers, tier and scopes as their single definitions', () => {
+    const all = schemasIn(document)
+    expect(all.filter((schema) => schema.format === 'integer')).toEqual([])
+    expect(all.filter((schema) => Array.isArray(schema.anyOf) && schema.anyOf.some((m: Json) => m.type === 'string') && schema.anyOf.some((m: Json) => m.type === 'integer'))).toEqual([])
+    const health = resolveRefs(document.paths['/api/v1/health'].get.responses['200'].content['application/json'].schema, document) as Json
+    const counter = health.properties.rate_limit.anyOf.find((member: Json) => member.type === 'object')
+    for (const field of ['limit', 'used', 'remaining']) expect(counter.properties[field]).toEqual({ type: 'integer' })
+    for (const field of ['used', 'quota']) expect(health.properties.quota.properties[field]).toEqual({ type: 'integer' })
+    expect(health.properties.projections.items.properties.lag_events).toEqual({ type: 'integer' })
+    expect(health.properties.tier.enum).toEqual(['pro', 'enterprise', 'admin'])
+    expect(health.properties.scopes.items.enum).toEqual([...SCOPES])
   })
 
   test('the typed client in examples/client is generated from this document (npm run openapi)', async () => {

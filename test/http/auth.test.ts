@@ -3,21 +3,22 @@ import { formatApiKey } from '../../src/domain/keys/api-key.ts'
 import { Elysia } from 'elysia'
 import { apiFeatures, buildApp } from '../../src/http/app.ts'
 import { declaredAccess } from '../../src/http/gate.ts'
+import { PERSONA_IDS } from '../../src/domain/briefings/personas/index.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { systemClock } from '../../src/shared/random.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { databaseTargets } from '../support/databases.ts'
 
-/** The endpoints and scopes of the contract (spec §4). */
+/** The endpoints and scopes of the contract (spec §4); `POST /briefings/{persona}` is one path per persona. */
 const CONTRACT = [
   { method: 'GET', path: '/api/v1/health', scope: 'read' },
   { method: 'GET', path: '/api/v1/zones', scope: 'read' },
   { method: 'GET', path: '/api/v1/zone/:slug', scope: 'read' },
   { method: 'GET', path: '/api/v1/listings', scope: 'read' },
   { method: 'GET', path: '/api/v1/briefings/personas', scope: 'read' },
-  { method: 'POST', path: '/api/v1/briefings/:persona', scope: 'write' },
+  ...PERSONA_IDS.map((persona) => ({ method: 'POST', path: `/api/v1/briefings/${persona}`, scope: 'write' })),
 ]
-const samplePath = (path: string) => path.replace(':slug', 'zona-1').replace(':persona', 'investor')
+const samplePath = (path: string) => path.replace(':slug', 'zona-1')
 
 for (const target of databaseTargets('HTTP auth')) {
   describe(`auth over HTTP (${target.name})`, () => {

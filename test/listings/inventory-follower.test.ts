@@ -10,7 +10,7 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import type { FeedRecord } from '../../src/domain/listings/feed.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { ListingInventory } from '../../projections/listings/inventory.ts'
-import { parseListingSearch } from '../../src/listings/search-query.ts'
+import { listingSearchOf } from '../../src/listings/search-query.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
 import { databaseTargets } from '../support/databases.ts'
@@ -23,7 +23,7 @@ const LATER = '2026-05-01T06:00:00.000Z'
 
 /** What the inventory serves and what SQL answers from the live generation, as the JSON bytes a client gets. */
 const servedAndSql = async (inventory: ListingInventory, db: Db, raw: Record<string, string>) => {
-  const search = parseListingSearch(raw)
+  const search = listingSearchOf(raw)
   return [JSON.stringify(await inventory.search(search, NOW)), JSON.stringify(await sqlListingSearch(db, search, NOW))] as const
 }
 
@@ -144,9 +144,9 @@ for (const target of databaseTargets('listing inventory')) {
           ['newest', 'price_asc'].flatMap((sort) => [0, 2, 4, 6, 8].map((offset) => ({ country, sort, offset: String(offset), limit: '6' }))),
         )
         for (let wave = 0; wave < 3; wave++) {
-          const served = await Promise.all(searches.map((raw) => small.search(parseListingSearch(raw), NOW)))
+          const served = await Promise.all(searches.map((raw) => small.search(listingSearchOf(raw), NOW)))
           for (const [i, raw] of searches.entries()) {
-            expect(JSON.stringify(served[i]), JSON.stringify(raw)).toBe(JSON.stringify(await sqlListingSearch(market.db, parseListingSearch(raw), NOW)))
+            expect(JSON.stringify(served[i]), JSON.stringify(raw)).toBe(JSON.stringify(await sqlListingSearch(market.db, listingSearchOf(raw), NOW)))
           }
         }
         expect(small.size.records).toBeLessThanOrEqual(7)
@@ -183,10 +183,10 @@ for (const target of databaseTargets('listing inventory')) {
       )
       expect(renamed).toBeDefined()
       const titleServed = async () => {
-        const page = await inventory.search(parseListingSearch({ country: 'GT', limit: '200', offset: '0', sort: 'price_asc' }), NOW)
+        const page = await inventory.search(listingSearchOf({ country: 'GT', limit: '200', offset: '0', sort: 'price_asc' }), NOW)
         const all = [page]
         for (let offset = 200; offset < page.total; offset += 200) {
-          all.push(await inventory.search(parseListingSearch({ country: 'GT', limit: '200', offset: String(offset), sort: 'price_asc' }), NOW))
+          all.push(await inventory.search(listingSearchOf({ country: 'GT', limit: '200', offset: String(offset), sort: 'price_asc' }), NOW))
         }
         return all.flatMap((p) => p.listings).find((l) => l.id === renamed!.listing_id)?.title
       }

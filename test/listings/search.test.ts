@@ -3,7 +3,7 @@ import type { FeedRecord } from '../../src/domain/listings/feed.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { listingId } from '../../src/domain/listings/listing.ts'
 import { type ListingRecord, type ListingSearch } from '../../projections/listings/search.ts'
-import { parseListingSearch } from '../../src/listings/search-query.ts'
+import { listingSearchOf } from '../../src/listings/search-query.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
 import { AppError } from '../../src/shared/errors.ts'
@@ -12,20 +12,21 @@ import { ANCHOR, aRecord, type Market, openMarket } from '../support/market.ts'
 
 const NOW = new Date(ANCHOR.getTime() + 5 * 86_400_000)
 
-const problemsOf = (raw: Record<string, string>) => {
+const refusalOf = (request: string | Record<string, string>) => {
   try {
-    parseListingSearch(raw)
+    listingSearchOf(request)
   } catch (error) {
     expect(error).toBeInstanceOf(AppError)
     expect((error as AppError).code).toBe('invalid_request')
-    return ((error as AppError).extra.details as { field: string }[]).map((d) => d.field)
+    return (error as AppError).extra.details as { field: string; message: string }[]
   }
   throw new Error('expected invalid_request')
 }
+const problemsOf = (request: string | Record<string, string>) => refusalOf(request).map((d) => d.field)
 
-describe('listing search parameters', () => {
+describe('listing search parameters, read by their schema', () => {
   it('has defaults: GT, newest first, 20 per page from 0', () => {
-    expect(parseListingSearch({})).toEqual({
+    expect(listingSearchOf({})).toEqual({
       country: 'GT',
       zone: null,
       operation: null,
@@ -40,9 +41,9 @@ describe('listing search parameters', () => {
 
   it('accepts values in any letter case and returns them as documented', () => {
     expect(
-      parseListingSearch({
+      listingSearchOf({
         country: 'cr',
-        zone: 'zona 3',
+        zone: 'zONA 3',
         operation: 'VENTA',
         property_type: 'casa',
         sort: 'PRICE_ASC',
@@ -64,6 +65,12 @@ describe('listing search parameters', () => {
     })
   })
 
+  it('reads a request URL: the query after the first "?", "+" as a space, percent-encoding, up to a "#"', () => {
+    expect(listingSearchOf('http://localhost/api/v1/listings?zone=Zona+10&country=%70a&limit=5#limit=7')).toMatchObject({ zone: 10, country: 'PA', limit: 5 })
+    expect(listingSearchOf('http://localhost/api/v1/listings?&&unknown=1&limit=3&')).toMatchObject({ limit: 3 })
+    expect(listingSearchOf('http://localhost/api/v1/listings')).toMatchObject({ limit: 20 })
+  })
+
   it.each([
     [{ country: 'MX' }, ['country']],
     [{ limit: '0' }, ['limit']],
@@ -71,20 +78,50 @@ describe('listing search parameters', () => {
     [{ limit: 'abc' }, ['limit']],
     [{ limit: '1.5' }, ['limit']],
     [{ limit: '' }, ['limit']],
+    [{ limit: '007' }, ['limit']],
+    [{ limit: ' 5' }, ['limit']],
+    [{ limit: '+5' }, ['limit']],
     [{ offset: '-1' }, ['offset']],
     [{ offset: '10001' }, ['offset']],
     [{ price_min: 'cheap' }, ['price_min']],
     [{ price_max: '-5' }, ['price_max']],
     [{ price_min: '1e5' }, ['price_min']],
+    [{ price_min: '.5' }, ['price_min']],
+    [{ price_min: '5.' }, ['price_min']],
+    [{ price_min: '0150' }, ['price_min']],
+    [{ price_max: '1000000000001' }, ['price_max']],
     [{ price_min: '500', price_max: '100' }, ['price_min']],
     [{ operation: 'Alquiler' }, ['operation']],
+    [{ operation: ' venta' }, ['operation']],
     [{ property_type: 'Chalet' }, ['property_type']],
     [{ sort: 'oldest' }, ['sort']],
     [{ zone: 'zona-3' }, ['zone']],
     [{ zone: 'Zona 0' }, ['zone']],
+    [{ zone: 'Zona 03' }, ['zone']],
+    [{ zone: 'Zona  3' }, ['zone']],
+    [{ zone: ' Zona 3' }, ['zone']],
+    [{ country: ' gt' }, ['country']],
     [{ country: 'XX', limit: '0', sort: 'x' }, ['country', 'sort', 'limit']],
+    [{ limit: '0', price_min: '5', price_max: '1' }, ['price_min', 'limit']],
   ])('rejects %j naming %j', (raw, fields) => {
     expect(problemsOf(raw as Record<string, string>)).toEqual(fields)
+  })
+
+  it('refuses a parameter given twice, even with the same value, naming it', () => {
+    expect(refusalOf('?limit=5&country=GT&limit=5')).toEqual([{ field: 'limit', message: 'Given 2 times; send each parameter at most once' }])
+    expect(problemsOf('?sort=newest&zone=Zona+1&sort=price_asc&zone=Zona+2')).toEqual(['zone', 'sort'])
+    expect(problemsOf('?limit=%E0%A4%A')).toEqual(['limit'])
+  })
+
+  it('says what each parameter expects, without patterns', () => {
+    expect(refusalOf({ country: 'MX', zone: 'Z3', operation: 'x', limit: '0', price_min: 'x', price_max: '1' })).toEqual([
+      { field: 'country', message: 'Expected one of: GT, SV, HN, CR, BZ, DO, PA, BR (any letter case)' },
+      { field: 'zone', message: 'Expected "Zona N" in any letter case, e.g. Zona 10' },
+      { field: 'operation', message: 'Expected one of: Venta, Renta (any letter case)' },
+      { field: 'price_min', message: 'Expected an amount from 0 to 1000000000000 in decimal digits, e.g. 150000 or 1999.99' },
+      { field: 'limit', message: 'Expected an integer from 1 to 200' },
+    ])
+    expect(refusalOf({ price_min: '2', price_max: '1' })).toEqual([{ field: 'price_min', message: 'Expected at most price_max' }])
   })
 })
 
@@ -137,7 +174,7 @@ for (const target of databaseTargets('listing search')) {
 
     /** Every page of a search, following next_offset. */
     const allPages = async (raw: Record<string, string>) => {
-      const search = parseListingSearch({ ...raw, limit: raw.limit ?? '7' })
+      const search = listingSearchOf({ ...raw, limit: raw.limit ?? '7' })
       const seen: ListingRecord[] = []
       let offset: number | null = 0
       let total = -1
@@ -200,7 +237,7 @@ for (const target of databaseTargets('listing search')) {
 
     it('serves the documented listing record', async () => {
       const search = { zone: 'Zona 1', limit: '1', sort: 'price_desc', price_max: '200000', price_min: '200000' }
-      const page = await market.inventory.search(parseListingSearch(search), NOW)
+      const page = await market.inventory.search(listingSearchOf(search), NOW)
       expect(page).toMatchObject({ ok: true, count: 1, total: 23, limit: 1, offset: 0, next_offset: 1 })
       const twin = twins.find((t) => listingId('broker', t.source_id) === page.listings[0]!.id)!
       expect(page.listings[0]).toEqual({
@@ -227,7 +264,7 @@ for (const target of databaseTargets('listing search')) {
     })
 
     it('answers an offset past the end with an empty page and no next offset', async () => {
-      const page = await market.inventory.search(parseListingSearch({ offset: '10000' }), NOW)
+      const page = await market.inventory.search(listingSearchOf({ offset: '10000' }), NOW)
       expect(page).toMatchObject({ count: 0, listings: [], next_offset: null, offset: 10000 })
       expect(page.total).toBeGreaterThan(0)
     })

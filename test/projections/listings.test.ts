@@ -5,7 +5,7 @@ import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import type { Db } from '../../src/db/port.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { listingId } from '../../src/domain/listings/listing.ts'
-import { parseListingSearch } from '../../src/listings/search-query.ts'
+import { listingSearchOf } from '../../src/listings/search-query.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
 import { getZoneDetail, listZones } from '../../projections/listings/zone-statistics.ts'
@@ -49,13 +49,13 @@ for (const target of databaseTargets('listings projection')) {
     it('rebuilds byte-identical read models and zone statistics from the events', async () => {
       const statistics = await zoneStatistics(market.db)
       const rows = await tables(market.db)
-      const page = JSON.stringify(await sqlListingSearch(market.db, parseListingSearch({ limit: '200' }), NOW))
+      const page = JSON.stringify(await sqlListingSearch(market.db, listingSearchOf({ limit: '200' }), NOW))
 
       await market.runner.rebuild(['listings'])
 
       expect(await zoneStatistics(market.db)).toBe(statistics)
       expect(await tables(market.db)).toBe(rows)
-      expect(JSON.stringify(await sqlListingSearch(market.db, parseListingSearch({ limit: '200' }), NOW))).toBe(page)
+      expect(JSON.stringify(await sqlListingSearch(market.db, listingSearchOf({ limit: '200' }), NOW))).toBe(page)
     })
 
     it('applies a batch with the same effect as its events one at a time', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../../src/db/port.ts'
 import type { FeedRecord } from '../../src/domain/listings/feed.ts'
 import { ListingInventory } from '../../projections/listings/inventory.ts'
-import { parseListingSearch } from '../../src/listings/search-query.ts'
+import { listingSearchOf } from '../../src/listings/search-query.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
 import { getZoneDetail, listZones } from '../../projections/listings/zone-statistics.ts'
@@ -276,7 +276,7 @@ for (const target of databaseTargets('exact medians of price per m²')) {
 
     it('publishes each listing\'s price per m² rounded once from the exact value', async () => {
       const inventory = await ListingInventory.open(db, { onLiveAdvanced: () => () => {} })
-      const page = await inventory.search(parseListingSearch({ country: 'PA', zone: 'Zona 1', sort: 'price_asc' }), now)
+      const page = await inventory.search(listingSearchOf({ country: 'PA', zone: 'Zona 1', sort: 'price_asc' }), now)
       expect(page.listings.map((l) => l.price_per_m2_usd)).toEqual([900, 1000, 1000.01, 1100])
     })
   })

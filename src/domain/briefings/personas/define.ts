@@ -1,6 +1,5 @@
-import { type Static, type TProperties, Type } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { parseWith } from '../../../shared/validate.ts'
+import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox'
+import { anyCaseOf, expecting, parseInput } from '../../../shared/input-schema.ts'
 import { type Assessment, type Language, LANGUAGES } from '../analysis.ts'
 import type { ZoneFacts } from '../facts.ts'
 import { COUNTRIES, type Country, PROPERTY_TYPES } from '../../market/vocabulary.ts'
@@ -22,9 +21,13 @@ export const UsdAmount = (description: string) => Type.Number({ exclusiveMinimum
 function personaSchema<P extends string, X extends TProperties>(profiles: readonly P[], extra: X) {
   return Type.Object(
     {
-      zone: Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N"', examples: ['Zona 10'] }),
+      zone: expecting(
+        Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N"', examples: ['Zona 10'] }),
+        'Expected "Zona N", e.g. Zona 10',
+      ),
       profile: oneOf(profiles, { description: 'who the briefing is for' }),
-      country: Type.Optional(oneOf(COUNTRIES, { description: 'country code', default: 'GT' })),
+      // Accepted in any letter case, as in query strings (`?country=gt`).
+      country: Type.Optional(anyCaseOf(COUNTRIES, { description: 'country code', default: 'GT' })),
       language: Type.Optional(oneOf(LANGUAGES, { description: 'language of the briefing', default: 'es' })),
       ...extra,
     },
@@ -81,15 +84,6 @@ type Definition<I extends string, P extends string, V extends string, X extends 
   assess(input: InputOf<P, X>, facts: ZoneFacts): Assessment & { verdict: V }
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
-/** Country codes are accepted in any letter case, as in query strings (`?country=gt`). */
-function withCountryUpperCase(body: Record<string, unknown>): Record<string, unknown> {
-  if (typeof body.country === 'string') body.country = body.country.toUpperCase()
-  return body
-}
-
 /** One persona, defined once: the schema, vocabulary, words and rules all come from this call. */
 export function definePersona<I extends PersonaId, P extends string, V extends string, X extends TProperties>(
   definition: Definition<I, P, V, X>,
@@ -104,10 +98,7 @@ export function definePersona<I extends PersonaId, P extends string, V extends s
     schema: schema as unknown as Persona['schema'],
     rules: definition.rules,
     text: definition.text as Record<Language, PersonaText<string, string>>,
-    parse(body) {
-      const withDefaults = isPlainObject(body) ? Value.Default(schema, withCountryUpperCase(structuredClone(body))) : body
-      return parseWith(schema, withDefaults, 'body') as unknown as BriefingInput
-    },
+    parse: (body) => parseInput(schema as TObject, body, 'body') as unknown as BriefingInput,
     // parse() is the only way to obtain a BriefingInput for this persona, so the cast is sound.
     assess: (input, facts) => definition.assess(input as unknown as InputOf<P, X>, facts),
   }

@@ -1,0 +1,107 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox'
+import type { FieldError } from '../shared/errors.ts'
+import { foldCase, inputErrors, invalidInput, type Parsed } from '../shared/input-schema.ts'
+import { checker } from '../shared/validate.ts'
+
+/**
+ * The one reader of a route's path and query parameters: their TypeBox schemas (also what the
+ * OpenAPI document shows and where their TypeScript types come from) applied to the raw request.
+ *
+ * 1. The query string is the part of `request.url` after the first `?` (up to a `#`), split on `&`,
+ *    each pair on its first `=`, `+` read as a space, then percent-decoded. A documented parameter
+ *    given more than once is refused; other parameters are ignored.
+ * 2. Text becomes the schema's type by one rule: an integer is decimal digits without sign or
+ *    leading zeros (`0`, `7`, `200`); a number (an amount) is the same, optionally with a fraction
+ *    (`150000`, `1999.99`). Anything else stays text and fails the check.
+ * 3. Case folding, defaults and the check (shared/input-schema.ts); `refine` then checks what
+ *    depends on several parameters (e.g. price_min ≤ price_max), given only those that passed.
+ * 4. Every bad parameter is named at once in a 400 `invalid_request`, in the schemas' order.
+ */
+
+export type InputSchemas<P extends TObject = TObject<{}>, Q extends TObject = TObject<{}>> = {
+  params?: P
+  query?: Q
+  refine?: (valid: Partial<Static<P> & Static<Q>>) => FieldError[]
+}
+
+export type HttpInputs<P extends TObject = TObject<{}>, Q extends TObject = TObject<{}>> = InputSchemas<P, Q> & {
+  /** The parameters of a request, from its URL and the path parameters its route matched; else invalid_request. */
+  read(url: string, params?: Readonly<Record<string, string | null | undefined>>): { params: Parsed<P>; query: Parsed<Q> }
+}
+
+const INTEGER_TEXT = /^(?:0|[1-9][0-9]*)$/
+const DECIMAL_TEXT = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/
+
+/** Query text → the type its schema declares, by the rule above. */
+function fromText(schema: TSchema, text: string): unknown {
+  if (schema.type === 'integer') return INTEGER_TEXT.test(text) ? Number(text) : text
+  if (schema.type === 'number') return DECIMAL_TEXT.test(text) ? Number(text) : text
+  return text
+}
+
+const decode = (text: string): string | null => {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '))
+  } catch {
+    return null
+  }
+}
+
+/** The values of every query parameter, in the order given; a value that is not valid percent-encoding is null. */
+function queryValues(url: string): Map<string, (string | null)[]> {
+  const values = new Map<string, (string | null)[]>()
+  const start = url.indexOf('?')
+  if (start < 0) return values
+  const end = url.indexOf('#', start)
+  for (const pair of url.slice(start + 1, end < 0 ? undefined : end).split('&')) {
+    if (!pair) continue
+    const equals = pair.indexOf('=')
+    const name = decode(equals < 0 ? pair : pair.slice(0, equals))
+    if (name === null) continue
+    values.set(name, [...(values.get(name) ?? []), decode(equals < 0 ? '' : pair.slice(equals + 1))])
+  }
+  return values
+}
+
+/** One part (path or query) read by its object schema; problems are added to `problems`. */
+function readPart(schema: TObject, raw: ReadonlyMap<string, readonly unknown[]>, problems: Map<string, string>): Record<string, unknown> {
+  const value: Record<string, unknown> = {}
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const given = raw.get(name)
+    if (!given) continue
+    if (given.length > 1) problems.set(name, `Given ${given.length} times; send each parameter at most once`)
+    else if (given[0] === null) problems.set(name, 'Expected percent-encoded UTF-8')
+    else value[name] = foldCase(property, typeof given[0] === 'string' ? fromText(property, given[0]) : given[0])
+  }
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (value[name] === undefined && !problems.has(name) && 'default' in property) value[name] = property.default
+  }
+  if (!checker(schema).Check(value)) {
+    for (const { field, message } of inputErrors(schema, value, 'request')) if (!problems.has(field)) problems.set(field, message)
+  }
+  return value
+}
+
+export function httpInputs<P extends TObject = TObject<{}>, Q extends TObject = TObject<{}>>(schemas: InputSchemas<P, Q>): HttpInputs<P, Q> {
+  const order = [...Object.keys(schemas.params?.properties ?? {}), ...Object.keys(schemas.query?.properties ?? {})]
+  const what = schemas.params && schemas.query ? 'request' : schemas.params ? 'path' : 'query'
+  return {
+    ...schemas,
+    read(url, pathParams = {}) {
+      const problems = new Map<string, string>()
+      const params = schemas.params
+        ? readPart(schemas.params, new Map(Object.entries(pathParams).map(([name, value]) => [name, [value]])), problems)
+        : {}
+      const query = schemas.query ? readPart(schemas.query, queryValues(url), problems) : {}
+      if (schemas.refine) {
+        const valid = Object.fromEntries(Object.entries({ ...params, ...query }).filter(([name]) => !problems.has(name)))
+        for (const { field, message } of schemas.refine(valid as Partial<Static<P> & Static<Q>>)) if (!problems.has(field)) problems.set(field, message)
+      }
+      if (problems.size > 0) {
+        const rank = (field: string) => (order.includes(field) ? order.indexOf(field) : order.length)
+        throw invalidInput(what, [...problems].sort(([a], [b]) => rank(a) - rank(b)).map(([field, message]) => ({ field, message })))
+      }
+      return { params: params as Parsed<P>, query: query as Parsed<Q> }
+    },
+  }
+}
