@@ -6,7 +6,8 @@ import { operation } from '../http/openapi.ts'
 import { echo, notFound } from '../shared/errors.ts'
 import { findPersona, PERSONA_IDS, PERSONAS, PersonaCatalogue, personaCatalogue } from '../domain/briefings/personas/index.ts'
 import { IDEMPOTENCY_HEADER } from '../domain/briefings/idempotency.ts'
-import { BriefingResponse, type BriefingService } from './service.ts'
+import { BriefingResponse } from '../domain/briefings/answer.ts'
+import type { BriefingService } from './service.ts'
 
 const CATALOGUE = personaCatalogue()
 
