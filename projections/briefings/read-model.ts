@@ -4,7 +4,7 @@ import { liveTables } from '../engine/live-tables.ts'
 import type { Projection } from '../engine/projection.ts'
 import type { Db } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
-import type { CachedBriefing } from '../../src/domain/briefings/answer.ts'
+import { type CachedBriefing, stillCached } from '../../src/domain/briefings/answer.ts'
 import type { Confidence } from '../../src/domain/briefings/analysis.ts'
 
 /** Briefings remembered in memory (found in the cache, or just recorded); past this many the memory starts over. */
@@ -12,7 +12,7 @@ const MAX_REMEMBERED = 10_000
 
 export const BRIEFING_PROJECTIONS: readonly Projection[] = [briefingCacheProjection, briefingUsageProjection]
 
-/** The cached briefing for `cacheKey` that is still fresh at `now`, if any. */
+/** The cached briefing for `cacheKey` that is still fresh at `now`, if any (the rule of `stillCached`). */
 async function findCachedBriefing(db: Db, tables: { cache: string }, cacheKey: string, now: Date): Promise<CachedBriefing | null> {
   const [row] = await db.query(
     `select briefing_id, persona, verdict, confidence, headline, body_md, generated_at, expires_at
@@ -39,8 +39,6 @@ async function chargedInMonth(db: Db, ownerId: string, month: string): Promise<n
   return row ? toNumber(row.used) : 0
 }
 
-const fresh = (briefing: CachedBriefing, now: Date) => Date.parse(briefing.expires_at) > now.getTime()
-
 /**
  * The briefing read models as this process answers from them: the live generations of the cache and
  * the usage (kept current by the system's projection runner, in this process or another), plus
@@ -56,9 +54,9 @@ export class BriefingReadModel {
 
   async cached(cacheKey: string, now: Date): Promise<CachedBriefing | null> {
     const known = this.known.get(cacheKey)
-    if (known?.generation === null && fresh(known.briefing, now)) return known.briefing
+    if (known?.generation === null && stillCached(known.briefing, now)) return known.briefing
     const generation = await liveTables(this.db).of(briefingCacheProjection)
-    if (known?.generation === generation.id && fresh(known.briefing, now)) return known.briefing
+    if (known?.generation === generation.id && stillCached(known.briefing, now)) return known.briefing
     const briefing = await findCachedBriefing(this.db, generation.tables, cacheKey, now)
     if (briefing) this.remember(cacheKey, generation.id, briefing)
     return briefing

@@ -18,7 +18,7 @@ import {
 } from './port.ts'
 
 const NOTIFY_CHANNEL = 'mirador_events'
-/** Arbitrary constant naming the advisory lock that serialises appends (see docs/architecture.md). */
+/** Arbitrary constant naming the advisory lock that serialises appends (see docs/decisions.md, Event store). */
 const APPEND_LOCK = 727_001
 const DEFAULT_BATCH = 1000
 /** Live subscriptions poll at this interval even without a notification (belt and braces). */

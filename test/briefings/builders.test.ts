@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { briefingOf, replayOf, respond } from '../../src/domain/briefings/answer.ts'
+import { briefingOf, replayOf, respond, stillCached } from '../../src/domain/briefings/answer.ts'
 import { briefingGenerated, briefingServedFromCache } from '../../src/domain/briefings/events.ts'
 import { attemptEventId, briefingReplayed, idempotencyStream } from '../../src/domain/briefings/idempotency.ts'
 import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
@@ -38,6 +38,12 @@ describe('briefing events are built from what was decided, the time and the ids'
       expires_at: '2026-06-01T23:00:00.000Z',
     })
     expect(generated({ key: 'order-1', attemptId: 'c1' })).toMatchObject({ idempotency_key: 'order-1', attempt_id: 'c1' })
+  })
+
+  test('a generated briefing is served from the cache until 24 hours after it was generated, not at that instant', () => {
+    const briefing = briefingOf(generated())
+    expect(stillCached(briefing, new Date('2026-06-01T22:59:59.999Z'))).toBe(true)
+    expect(stillCached(briefing, new Date('2026-06-01T23:00:00.000Z'))).toBe(false)
   })
 
   test('a cache hit and a replay: free, recorded for the audit', () => {

@@ -31,6 +31,9 @@ export type CachedBriefing = {
   expires_at: string
 }
 
+/** Whether a cached briefing may still be served at `now`: until its expiry (24 hours after it was generated), not at it. */
+export const stillCached = (briefing: Pick<CachedBriefing, 'expires_at'>, now: Date) => Date.parse(briefing.expires_at) > now.getTime()
+
 /** The briefing a charge recorded. */
 export const briefingOf = (charge: BriefingGenerated): CachedBriefing => ({
   briefing_id: charge.briefing_id,
