@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { BATCH_GUARANTEES, batchesEnv, isolatedDatabaseUrl } from '../support/databases.ts'
-import { type FakeOpenAi, answer, startFakeOpenAi } from '../support/fake-openai.ts'
+import { type FakeOpenAi, answer, slow, startFakeOpenAi } from '../support/fake-openai.ts'
 import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 
 type Json = Record<string, any>
@@ -135,3 +135,64 @@ for (const batches of BATCH_GUARANTEES) {
     })
   })
 }
+
+describe('briefings with Idempotency-Key when the server is killed (SIGKILL) in the middle of them, the store appending stream by stream', () => {
+  let fake: FakeOpenAi
+  let server: RunningServer | undefined
+  afterAll(async () => {
+    await server?.stop()
+    await fake?.close()
+  })
+
+  test('retried after a restart, every key answers one briefing, charged once; every charge is a key\'s answer', async () => {
+    fake = await startFakeOpenAi()
+    const env = { ...demo, DATA_DIR: tempDataDir(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_TIMEOUT_MS: '5000', ...batchesEnv('stream-by-stream') }
+    server = await startServer(env)
+    const key = await keyFor(server, 'acme', 'enterprise')
+    const requests = Array.from({ length: 40 }, (_, i) => ({
+      key: `burst-${i}`,
+      body: { zone: `Zona ${1 + (i % 10)}`, profile: 'balanced', budget_usd: 50_000 + i * 1000 },
+    }))
+    const sendAll = (to: RunningServer) =>
+      requests.map((r) => post(to, key, 'investor', r.body, { 'Idempotency-Key': r.key }).catch(() => null))
+
+    // The model answers slowly: when the server is killed, most requests hold their key, waiting for it.
+    fake.script(...requests.map((_, i) => slow(100 + ((i * 37) % 400), answer(good))))
+    const burst = sendAll(server)
+    let answered = 0
+    await new Promise<void>((resolve) => {
+      for (const pending of burst) void pending.then((r) => r && ++answered === 5 && resolve())
+      void Promise.all(burst).then(() => resolve())
+    })
+    await server.stop('SIGKILL')
+    const before = await Promise.all(burst)
+    expect(before.filter((r) => r === null).length, 'requests the kill cut short').toBeGreaterThan(0)
+
+    server = await startServer(env)
+    fake.script(...Array.from({ length: 4 * requests.length }, () => answer(good)))
+    // A key held by the killed process is free once its hold has passed (60 s): ask until every key has its answer.
+    const after: (Awaited<ReturnType<typeof post>> | null)[] = requests.map(() => null)
+    const deadline = Date.now() + 150_000
+    while (after.some((r) => r?.status !== 200) && Date.now() < deadline) {
+      const round = sendAll(server)
+      for (const [i, pending] of round.entries()) {
+        const answer = await pending
+        if (answer?.status === 200) after[i] ??= answer
+      }
+      if (after.some((r) => r?.status !== 200)) await new Promise((r) => setTimeout(r, 2000))
+    }
+    expect(after.map((r) => r?.status)).toEqual(requests.map(() => 200))
+    // An answer given before the kill is the key's answer for good.
+    for (const [i, first] of before.entries()) if (first?.status === 200) expect(after[i]!.body).toEqual(first.body)
+
+    const audit = JSON.parse((await server.cli('audit', 'quota', 'acme', '--json')).stdout) as Json
+    const charges = (audit.entries as Json[]).filter((e) => e.charged)
+    const chargeOf = new Map(charges.map((e) => [e.idempotency_key as string, e.briefing_id as string]))
+    // No key was charged twice, and each key's charge is its answer (a cached answer charged nothing).
+    expect(chargeOf.size).toBe(charges.length)
+    for (const [i, { key: k }] of requests.entries()) {
+      const answer = after[i]!.body
+      expect(chargeOf.get(k)).toBe(answer.cached ? undefined : answer.briefing_id)
+    }
+  }, 240_000)
+})
