@@ -8,7 +8,7 @@
  *   socket; PostgreSQL: the CLI writes to the database itself), then the time until the server's
  *   read models have caught up.
  *
- *   npx bun bench/ingest.ts [--listings 50000] [--startups 3] [--no-postgres] [--no-write]
+ *   npx bun bench/ingest.ts [--listings 50000] [--startups 3] [--no-pglite] [--no-postgres] [--no-write]
  *                           [--batches all-or-nothing,stream-by-stream]
  *                           [--baseline DIR [--baseline-label TEXT] [--baseline-listings N]]
  *
@@ -43,6 +43,7 @@ const { values: flags } = parseArgs({
     baseline: { type: 'string' },
     'baseline-label': { type: 'string', default: 'before' },
     'baseline-listings': { type: 'string' },
+    'no-pglite': { type: 'boolean', default: false },
     'no-postgres': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     batches: { type: 'string', default: 'all-or-nothing,stream-by-stream' },
@@ -213,7 +214,7 @@ async function writeFeed(size: number): Promise<Feed> {
   return { listings: size, lines: records.length, path }
 }
 
-const stores: ('pglite' | 'postgres')[] = ['pglite']
+const stores: ('pglite' | 'postgres')[] = flags['no-pglite'] ? [] : ['pglite']
 if (flags['no-postgres']) console.log('[skipped] PostgreSQL ingestion: --no-postgres')
 else if (await postgresAnswers()) stores.push('postgres')
 else console.log(`[skipped] PostgreSQL ingestion: nothing answers at ${databaseUrl}`)
