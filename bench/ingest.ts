@@ -8,8 +8,14 @@
  *   socket; PostgreSQL: the CLI writes to the database itself), then the time until the server's
  *   read models have caught up.
  *
- *   npx bun bench/ingest.ts [--listings 50000] [--startups 3] [--no-postgres] [--no-write]
+ *   npx bun bench/ingest.ts [--listings 50000] [--startups 3] [--no-pglite] [--no-postgres] [--no-write]
+ *                           [--batches all-or-nothing,stream-by-stream]
  *                           [--baseline DIR [--baseline-label TEXT] [--baseline-listings N]]
+ *
+ * `--batches` names how the event store records each batch of listings: all or nothing (one
+ * transaction) and/or stream by stream (one append per listing, as on KurrentDB before 25.1: the
+ * testing knob SINGLE_STREAM_APPENDS, given to the server and the CLI); each is measured on every
+ * store. `--startups 0` skips the start-ups.
  *
  * `--baseline DIR` runs the same measurements, interleaved, on another checkout of the project
  * (e.g. `git worktree add /tmp/base <commit>` with node_modules linked), for a before/after under
@@ -37,9 +43,16 @@ const { values: flags } = parseArgs({
     baseline: { type: 'string' },
     'baseline-label': { type: 'string', default: 'before' },
     'baseline-listings': { type: 'string' },
+    'no-pglite': { type: 'boolean', default: false },
     'no-postgres': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
+    batches: { type: 'string', default: 'all-or-nothing,stream-by-stream' },
   },
+})
+type Batches = 'all-or-nothing' | 'stream-by-stream'
+const batchModes = flags.batches.split(',').map((b) => {
+  if (b !== 'all-or-nothing' && b !== 'stream-by-stream') throw new Error(`--batches: ${b} is neither all-or-nothing nor stream-by-stream`)
+  return b as Batches
 })
 const listings = Number(flags.listings)
 const baselineListings = flags.baseline && flags['baseline-listings'] ? Number(flags['baseline-listings']) : listings
@@ -107,7 +120,7 @@ async function measureStartup(code: Code): Promise<Startup> {
 }
 
 type Feed = { listings: number; lines: number; path: string }
-type Ingest = { code: string; store: string; feed: Feed; events: number; seconds: number; currentAfter: number }
+type Ingest = { code: string; store: string; batches: Batches; feed: Feed; events: number; seconds: number; currentAfter: number }
 
 async function dropSchema() {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
@@ -115,14 +128,22 @@ async function dropSchema() {
   await sql.end()
 }
 
-async function measureIngest(code: Code, store: 'pglite' | 'postgres', feed: Feed): Promise<Ingest> {
+async function measureIngest(code: Code, store: 'pglite' | 'postgres', feed: Feed, batches: Batches): Promise<Ingest> {
   const dataDir = mkdtempSync(join(os.tmpdir(), 'mirador-bench-ingest-'))
   const url = new URL(databaseUrl)
   url.searchParams.set('search_path', SCHEMA)
-  const env = { DATA_DIR: dataDir, DEMO_SEED: 'off', ...(store === 'postgres' ? { DATABASE_URL: url.toString() } : {}) }
+  const env = {
+    DATA_DIR: dataDir,
+    DEMO_SEED: 'off',
+    SINGLE_STREAM_APPENDS: batches === 'stream-by-stream' ? 'on' : 'off',
+    ...(store === 'postgres' ? { DATABASE_URL: url.toString() } : {}),
+  }
   if (store === 'postgres') await dropSchema()
   const server = await startServer(code.root, env)
   try {
+    // A tree older than the knob has no such line (and records batches all or nothing).
+    const logged = server.log('event_store')?.batches
+    if (logged !== undefined && logged !== batches) throw new Error(`the server records batches ${logged}, not ${batches}`)
     const started = performance.now()
     const result = await cli(code.root, env, 'ingest', feed.path)
     if (Number(result.read) !== feed.lines || Number(result.rejected) !== 0) throw new Error(`unexpected ingest result ${JSON.stringify(result)}`)
@@ -136,9 +157,9 @@ async function measureIngest(code: Code, store: 'pglite' | 'postgres', feed: Fee
       await sleep(100)
     }
     const currentAfter = (performance.now() - started) / 1000
-    const line = { code: code.label, store, feed, events: status[0]!.head, seconds, currentAfter }
+    const line = { code: code.label, store, batches, feed, events: status[0]!.head, seconds, currentAfter }
     console.log(
-      `${line.code.padEnd(24)} ${store.padEnd(9)} ${feed.lines} lines → ${line.events} events in ${seconds.toFixed(1)} s ` +
+      `${line.code.padEnd(24)} ${store.padEnd(9)} ${batches.padEnd(16)} ${feed.lines} lines → ${line.events} events in ${seconds.toFixed(1)} s ` +
         `(${(feed.lines / seconds).toFixed(0)} lines/s); read models current after ${currentAfter.toFixed(1)} s`,
     )
     return line
@@ -193,7 +214,7 @@ async function writeFeed(size: number): Promise<Feed> {
   return { listings: size, lines: records.length, path }
 }
 
-const stores: ('pglite' | 'postgres')[] = ['pglite']
+const stores: ('pglite' | 'postgres')[] = flags['no-pglite'] ? [] : ['pglite']
 if (flags['no-postgres']) console.log('[skipped] PostgreSQL ingestion: --no-postgres')
 else if (await postgresAnswers()) stores.push('postgres')
 else console.log(`[skipped] PostgreSQL ingestion: nothing answers at ${databaseUrl}`)
@@ -202,8 +223,10 @@ try {
   const big = await writeFeed(listings)
   const small = baselineListings === listings ? big : await writeFeed(baselineListings)
   for (const store of stores) {
-    for (const code of codes) ingests.push(await measureIngest(code, store, small))
-    if (small !== big) ingests.push(await measureIngest(codes.at(-1)!, store, big))
+    for (const batches of batchModes) {
+      for (const code of codes) ingests.push(await measureIngest(code, store, small, batches))
+      if (small !== big) ingests.push(await measureIngest(codes.at(-1)!, store, big, batches))
+    }
   }
 } finally {
   rmSync(feedDir, { recursive: true, force: true })
@@ -219,26 +242,32 @@ if (!flags['no-write']) {
     '`bun src/cli.ts ingest FILE` against a running server (embedded store: through its socket; PostgreSQL: the CLI writes to the',
     'database itself while the server projects), and the time until every projection has caught up is read with',
     '`projections status`. "ingest" is the wall time of the CLI process (with PostgreSQL it also catches the projections up',
-    'before it exits). Medians of the start-ups, range in parentheses. `--baseline` rows come from a copy of an earlier commit',
+    'before it exits). "batches": each batch of listings recorded all or nothing (one transaction), or stream by stream (one',
+    'append per listing, as on KurrentDB before 25.1; `SINGLE_STREAM_APPENDS=on`). Medians of the start-ups, range in',
+    'parentheses. `--baseline` rows come from a copy of an earlier commit',
     'measured in the same run, on a smaller feed when it is too slow for the big one. The machine is shared with other jobs.',
     '',
     `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     `- Machine: ${machine}; load average ${loadBefore} at start`,
     `- Software: Bun ${Bun.version}, PGlite (embedded), PostgreSQL on the same host`,
-    `- Command: \`npx bun bench/ingest.ts --listings ${listings} --startups ${startups}${flags.baseline ? ` --baseline DIR --baseline-label '${flags['baseline-label']}' --baseline-listings ${baselineListings}` : ''}\``,
+    `- Command: \`npx bun bench/ingest.ts --listings ${listings} --startups ${startups} --batches ${flags.batches}${flags.baseline ? ` --baseline DIR --baseline-label '${flags['baseline-label']}' --baseline-listings ${baselineListings}` : ''}\``,
     '',
-    '| code | demo seeded (s) | projections ready (s) | startup_ms | process start → listening (s) |',
-    '|---|---:|---:|---:|---:|',
-    ...codes.map((code) => {
-      const runs = startupRuns.get(code.label)!
-      return `| ${code.label} | ${range(runs.map((r) => r.seed), 2)} | ${range(runs.map((r) => r.projections), 2)} | ${range(runs.map((r) => r.startupMs), 0)} | ${range(runs.map((r) => r.untilListening), 2)} |`
-    }),
-    '',
-    '| code | store | listings | lines | events | ingest (s) | lines/s | read models current after (s) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...(startups === 0
+      ? []
+      : [
+          '| code | demo seeded (s) | projections ready (s) | startup_ms | process start → listening (s) |',
+          '|---|---:|---:|---:|---:|',
+          ...codes.map((code) => {
+            const runs = startupRuns.get(code.label)!
+            return `| ${code.label} | ${range(runs.map((r) => r.seed), 2)} | ${range(runs.map((r) => r.projections), 2)} | ${range(runs.map((r) => r.startupMs), 0)} | ${range(runs.map((r) => r.untilListening), 2)} |`
+          }),
+          '',
+        ]),
+    '| code | store | batches | listings | lines | events | ingest (s) | lines/s | read models current after (s) |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|',
     ...ingests.map(
       (r) =>
-        `| ${r.code} | ${r.store} | ${r.feed.listings} | ${r.feed.lines} | ${r.events} | ${r.seconds.toFixed(1)} | ` +
+        `| ${r.code} | ${r.store} | ${r.batches} | ${r.feed.listings} | ${r.feed.lines} | ${r.events} | ${r.seconds.toFixed(1)} | ` +
         `${(r.feed.lines / r.seconds).toFixed(0)} | ${r.currentAfter.toFixed(1)} |`,
     ),
   ].join('\n')

@@ -10,6 +10,11 @@ export type Config = {
   databaseUrl: string | undefined
   /** KurrentDB for the events (read models stay in PostgreSQL or PGlite); unset = events beside the read models. */
   esdbConnectionString: string | undefined
+  /**
+   * A testing knob (tests and the ingest benchmark): the event store appends each stream of a batch
+   * on its own, as on a KurrentDB older than 25.1, even where it could record the batch all or nothing.
+   */
+  singleStreamAppends: boolean
   /** Redis for shared rate-limit counters; unset = in-memory counters (single process). */
   redisUrl: string | undefined
   rateLimits: RateLimits
@@ -48,6 +53,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     dataDir: env.DATA_DIR || './data',
     databaseUrl: optional('DATABASE_URL'),
     esdbConnectionString: optional('ESDB_CONNECTION_STRING'),
+    singleStreamAppends: flag(env, 'SINGLE_STREAM_APPENDS', false),
     redisUrl: optional('REDIS_URL'),
     rateLimits: {
       pro: integer(env, 'RATE_LIMIT_PRO', defaultRateLimits.pro, 1),

@@ -98,6 +98,12 @@ try {
 
 async function start() {
   const storage = await openStorage(config, reportError)
+  log.info('event_store', {
+    events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
+    server_version: storage.eventServer?.version ?? null,
+    batches: storage.store.batches,
+    reason: storage.eventServer?.reason ?? (config.singleStreamAppends ? 'SINGLE_STREAM_APPENDS is on' : 'one transaction per batch'),
+  })
   liveTables(storage.db).onChange((projection, generation) => log.info('generation_live', { projection, generation: generation.id }))
   if (config.demoOnEmpty && (await lacksMarketData(storage.store))) {
     // A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed.

@@ -5,7 +5,8 @@ import { openPglite } from './db/pglite.ts'
 import type { Db } from './db/port.ts'
 import { openPostgres } from './db/postgres.ts'
 import { openEsdbEventStore } from './eventstore/esdb-event-store.ts'
-import type { EventStore } from './eventstore/port.ts'
+import type { ServerMode } from './eventstore/esdb-mapping.ts'
+import type { BatchGuarantee, EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
 import { KeyIndex } from '../projections/owners-and-keys/key-index.ts'
 import { ListingInventory } from '../projections/listings/inventory.ts'
@@ -37,8 +38,11 @@ export const allProjections: readonly Projection[] = [
   briefingUsageProjection,
 ]
 
-/** The storage side of the system: one database, the event store on it, and the read models. */
-export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; close(): Promise<void> }
+/**
+ * The storage side of the system: one database, the event store on it, and the read models;
+ * `eventServer` says how the events are kept when they are in KurrentDB (for the start-up log).
+ */
+export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; eventServer: ServerMode | null; close(): Promise<void> }
 
 /** Where the embedded store keeps its files inside DATA_DIR. */
 export const embeddedStoreDir = (dataDir: string) => join(dataDir, 'pglite')
@@ -50,7 +54,7 @@ export const embeddedStoreExists = (dataDir: string) => existsSync(join(embedded
  * beside them or, with ESDB_CONNECTION_STRING, in KurrentDB.
  */
 export async function openStorage(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'esdbConnectionString'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'esdbConnectionString' | 'singleStreamAppends'>,
   onError?: (error: unknown) => void,
 ): Promise<Storage> {
   let db: Db
@@ -61,8 +65,10 @@ export async function openStorage(
     db = await openPglite(embeddedStoreDir(config.dataDir))
   }
   try {
-    const eventStore = config.esdbConnectionString ? await openEsdbEventStore(config.esdbConnectionString) : undefined
-    return await storageOn(db, { eventStore, onError })
+    const { singleStreamAppends } = config
+    if (!config.esdbConnectionString) return await storageOn(db, { onError, batches: singleStreamAppends ? 'stream-by-stream' : 'all-or-nothing' })
+    const eventStore = await openEsdbEventStore(config.esdbConnectionString, { singleStreamAppends })
+    return { ...(await storageOn(db, { eventStore, onError })), eventServer: eventStore.server }
   } catch (error) {
     await db.close()
     throw error
@@ -71,14 +77,14 @@ export async function openStorage(
 
 /**
  * Event store and read models on an open database (tests pass an in-memory PGlite or a schema);
- * events in `db` unless another store is given. Readers find the live generation of each read
- * model in memory, told of every switch at once.
+ * events in `db`, recording batches as `batches` says, unless another store is given. Readers find
+ * the live generation of each read model in memory, told of every switch at once.
  */
 export async function storageOn(
   db: Db,
-  options: { eventStore?: EventStore; onError?: (error: unknown) => void } = {},
+  options: { eventStore?: EventStore; batches?: BatchGuarantee; onError?: (error: unknown) => void } = {},
 ): Promise<Storage> {
-  const store = options.eventStore ?? (await openSqlEventStore(db))
+  const store = options.eventStore ?? (await openSqlEventStore(db, { batches: options.batches }))
   const runner = new ProjectionRunner(db, store, allProjections)
   await runner.prepare()
   const live = liveTables(db)
@@ -87,6 +93,7 @@ export async function storageOn(
     db,
     store,
     runner,
+    eventServer: null,
     async close() {
       await runner.stop()
       await live.stop()
@@ -145,7 +152,7 @@ export function briefingServiceOn(
 ): BriefingService {
   return briefingService({
     store: storage.store,
-    readModel: new BriefingReadModel(storage.db, storage.store),
+    readModel: new BriefingReadModel(storage.db),
     facts: zoneFactsFrom(zones),
     writer,
     clock,

@@ -2,29 +2,17 @@ import { briefingCacheProjection } from './cache.ts'
 import { briefingUsageProjection } from './usage.ts'
 import { liveTables } from '../engine/live-tables.ts'
 import type { Projection } from '../engine/projection.ts'
-import { ProjectionRunner } from '../engine/runner.ts'
 import type { Db } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
-import type { EventStore } from '../../src/eventstore/port.ts'
+import { type CachedBriefing, stillCached } from '../../src/domain/briefings/answer.ts'
 import type { Confidence } from '../../src/domain/briefings/analysis.ts'
 
-/** Cache hits remembered in memory; past this many the memory starts over. */
+/** Briefings remembered in memory (found in the cache, or just recorded); past this many the memory starts over. */
 const MAX_REMEMBERED = 10_000
 
 export const BRIEFING_PROJECTIONS: readonly Projection[] = [briefingCacheProjection, briefingUsageProjection]
 
-export type CachedBriefing = {
-  briefing_id: string
-  persona: string
-  verdict: string
-  confidence: Confidence
-  headline: string
-  body_md: string
-  generated_at: string
-  expires_at: string
-}
-
-/** The cached briefing for `cacheKey` that is still fresh at `now`, if any. */
+/** The cached briefing for `cacheKey` that is still fresh at `now`, if any (the rule of `stillCached`). */
 async function findCachedBriefing(db: Db, tables: { cache: string }, cacheKey: string, now: Date): Promise<CachedBriefing | null> {
   const [row] = await db.query(
     `select briefing_id, persona, verdict, confidence, headline, body_md, generated_at, expires_at
@@ -52,61 +40,39 @@ async function chargedInMonth(db: Db, ownerId: string, month: string): Promise<n
 }
 
 /**
- * The briefing read models, plus read-your-writes: after a charge, `catchUp()` applies it before
- * the response goes out, so the very next identical request is a cache hit in this process too.
- * Concurrent callers share one catch-up run; a run started before a caller's append does not
- * count for it. The server's own runner may apply the same events: checkpoints make that safe.
+ * The briefing read models as this process answers from them: the live generations of the cache and
+ * the usage (kept current by the system's projection runner, in this process or another), plus
+ * read-your-writes from memory. A briefing this process recorded is remembered (`recorded`) until
+ * it expires, so the very next identical request is a cache hit here before any projection has
+ * applied it; a briefing found in the cache stays what it is until it expires.
  */
 export class BriefingReadModel {
-  private readonly runner: ProjectionRunner
-  private requested = 0
-  private covered = 0
-  private running: Promise<void> | null = null
-  /** Briefings found in the cache, by cache key and generation: one stays what it is until it expires. */
-  private readonly found = new Map<string, { generation: string; briefing: CachedBriefing }>()
+  /** By cache key; `generation` null for a briefing this process recorded (true in every generation). */
+  private readonly known = new Map<string, { generation: string | null; briefing: CachedBriefing }>()
 
-  constructor(
-    readonly db: Db,
-    store: EventStore,
-  ) {
-    this.runner = new ProjectionRunner(db, store, BRIEFING_PROJECTIONS)
-  }
-
-  prepare(): Promise<void> {
-    return this.runner.prepare()
-  }
+  constructor(readonly db: Db) {}
 
   async cached(cacheKey: string, now: Date): Promise<CachedBriefing | null> {
+    const known = this.known.get(cacheKey)
+    if (known?.generation === null && stillCached(known.briefing, now)) return known.briefing
     const generation = await liveTables(this.db).of(briefingCacheProjection)
-    const known = this.found.get(cacheKey)
-    if (known?.generation === generation.id && Date.parse(known.briefing.expires_at) > now.getTime()) return known.briefing
+    if (known?.generation === generation.id && stillCached(known.briefing, now)) return known.briefing
     const briefing = await findCachedBriefing(this.db, generation.tables, cacheKey, now)
-    if (briefing) {
-      if (this.found.size >= MAX_REMEMBERED) this.found.clear()
-      this.found.set(cacheKey, { generation: generation.id, briefing })
-    }
+    if (briefing) this.remember(cacheKey, generation.id, briefing)
     return briefing
   }
 
-  used(ownerId: string, month: string) {
+  /** A briefing this process just recorded: served from memory until the projections have it. */
+  recorded(cacheKey: string, briefing: CachedBriefing): void {
+    this.remember(cacheKey, null, briefing)
+  }
+
+  used(ownerId: string, month: string): Promise<number> {
     return chargedInMonth(this.db, ownerId, month)
   }
 
-  async catchUp(): Promise<void> {
-    const ticket = ++this.requested
-    while (this.covered < ticket) {
-      if (!this.running) {
-        const upTo = this.requested
-        this.running = this.runner
-          .catchUp()
-          .then(() => {
-            this.covered = Math.max(this.covered, upTo)
-          })
-          .finally(() => {
-            this.running = null
-          })
-      }
-      await this.running
-    }
+  private remember(cacheKey: string, generation: string | null, briefing: CachedBriefing) {
+    if (this.known.size >= MAX_REMEMBERED && !this.known.has(cacheKey)) this.known.clear()
+    this.known.set(cacheKey, { generation, briefing })
   }
 }

@@ -2,12 +2,13 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { readJsonBody } from '../http/body.ts'
 import type { Gate } from '../http/gate.ts'
-import { operation, type OperationSpec, refusalOf } from '../http/openapi.ts'
+import { operation, type OperationSpec, refusalOf, undocumented } from '../http/openapi.ts'
 import { PERSONAS, type Persona, PersonaCatalogue, personaCatalogue } from '../domain/briefings/personas/index.ts'
-import { DEFAULT_LEASE_MS, decideIdempotency, IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../domain/briefings/idempotency.ts'
+import { IDEMPOTENCY_HEADER, nextStep, parseIdempotencyKey } from '../domain/briefings/idempotency.ts'
 import { quotaExceeded } from '../domain/briefings/quota.ts'
 import { upstreamFailure } from './openai-writer.ts'
-import { BriefingResponse, type BriefingService, unknownZone } from './service.ts'
+import { BriefingResponse } from '../domain/briefings/answer.ts'
+import { type BriefingService, unknownPersona, unknownZone } from './service.ts'
 
 const CATALOGUE = personaCatalogue()
 
@@ -25,16 +26,15 @@ const IdempotencyHeaders = Type.Object({
 
 const EXAMPLE_NOW = new Date('2026-05-07T10:20:30.000Z')
 
-/** The conflict of a key reused for another body, as the idempotency decider answers it. */
+/** The conflict of a key reused for another body, as the idempotency rules answer it. */
 function reusedKey(persona: Persona) {
-  const decision = decideIdempotency(
+  const step = nextStep(
     { status: 'completed', requestHash: 'first', briefingId: 'brf_Rdik6ACuZRtr8EvT', response: {}, at: EXAMPLE_NOW.toISOString(), expiresAt: '2026-05-08T10:20:30.000Z' },
     { ownerId: 'acme-corp', keyId: 'key_example', key: 'order-4711-briefing', persona: persona.id, requestHash: 'second' },
     EXAMPLE_NOW,
-    DEFAULT_LEASE_MS,
   )
-  if (decision.kind !== 'conflict') throw new Error('a reused key with another body must conflict')
-  return decision.error
+  if (step.kind !== 'conflict') throw new Error('a reused key with another body must conflict')
+  return step.error
 }
 
 /** POST /briefings/{persona} for one persona: its own body schema, and examples built by the code that answers each error. */
@@ -69,8 +69,8 @@ function briefingOperation(persona: Persona): OperationSpec {
 
 /**
  * GET /briefings/personas and POST /briefings/{persona} for each persona, relative to /api/v1 (one
- * route per persona, so that each body schema is documented on its own path; an unknown persona is
- * an unknown path: 404). Order for a briefing, after the gate: content type, size, JSON (400/413) →
+ * route per persona, so that each body schema is documented on its own path; any other persona is a
+ * 404 naming the list, after the gate like the rest). Order for a briefing, after the gate: content type, size, JSON (400/413) →
  * body fields (400) → unknown zone (404) → cache hit → quota (429) → writer (502) → charge.
  */
 export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
@@ -97,5 +97,13 @@ export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
       { scope: 'write', detail: operation(briefingOperation(persona)) },
     )
   }
+  // Any other persona: the same gate, then a 404 that points to the list (undocumented: not an operation).
+  routes.post(
+    '/briefings/:persona',
+    ({ params }) => {
+      throw unknownPersona(params.persona)
+    },
+    { scope: 'write', detail: undocumented },
+  )
   return routes
 }

@@ -1,6 +1,4 @@
-import type { Readable } from 'node:stream'
 import {
-  type AllStreamResolvedEvent,
   type AppendStreamRequest,
   BACKWARDS,
   END,
@@ -13,25 +11,28 @@ import {
 import {
   attemptOf,
   categoryFilter,
-  checkBatch,
   EsdbMappingError,
   fromKurrent,
   importChunks,
   isStreamNotFound,
   isSystemEvent,
-  MULTI_STREAM_APPEND_MISSING,
+  multiStreamAppendOffered,
   planWrite,
   positionOf,
   readPositionAfter,
-  refusalFor,
+  type ServerMode,
+  serverMode,
   streamStateFor,
   toEventData,
   toPortError,
   type WriteExtras,
   type WritePlan,
 } from './esdb-mapping.ts'
+import { pull } from './esdb-pull.ts'
 import {
   type AppendResult,
+  appendStreamByStream,
+  checkBatch,
   type EventStore,
   type ExpectedRevision,
   type NewEvent,
@@ -46,17 +47,24 @@ import {
 const DEFAULT_BATCH = 1000
 /** Streams read at once by `readStreams` (each is one gRPC call). */
 const READ_CONCURRENCY = 32
+/** Streams of a batch appended at once when the server appends one stream at a time. */
+const APPEND_CONCURRENCY = 32
 /** Rounds of read → check → append before a write that keeps losing races gives up. */
 const MAX_ATTEMPTS = 100
 
 export type EsdbOptions = {
-  /**
-   * What to do on a server without multi-stream appends (before KurrentDB 25.1). `refuse` (the
-   * default, and the only choice the configuration offers) stops at open. `single-stream-only` lets
-   * the contract suite run against such a server by hand: `appendMany` over several streams then
-   * fails with the refusal instead of being recorded non-atomically.
-   */
-  withoutMultiStreamAppend?: 'refuse' | 'single-stream-only'
+  /** Append each stream of a batch on its own even where the server could do it all or nothing (SINGLE_STREAM_APPENDS). */
+  singleStreamAppends?: boolean
+}
+
+/** The store, and how it works with its server (for the start-up log). */
+export type EsdbEventStore = EventStore & { readonly server: ServerMode }
+
+/** The version the server reported to the client (it asks once, before its first call); `unknown` if none. */
+async function reportedVersion(client: KurrentDBClient): Promise<string> {
+  // The client keeps the server's features behind a protected getter; only the version is read.
+  const features = (client as unknown as { capabilities: Promise<{ serverVersion?: string }> }).capabilities
+  return (await features.catch(() => null))?.serverVersion ?? 'unknown'
 }
 
 /**
@@ -65,28 +73,24 @@ export type EsdbOptions = {
  * Appends read the streams they write, apply the port's rules (duplicates, partly recorded ids,
  * expected revisions) and append with the exact revisions they read, so a concurrent writer makes
  * KurrentDB refuse and the round is played again on fresh state. Several streams go in one
- * multi-stream append: all or nothing. `$all` reads and the catch-up subscription skip KurrentDB's
- * own (system) events; categories become a server-side stream-prefix filter.
+ * multi-stream append (all or nothing) on KurrentDB 25.1 and later; on older servers each is
+ * appended on its own (see ServerMode). `$all` reads and the catch-up subscription skip
+ * KurrentDB's own (system) events; categories become a server-side stream-prefix filter.
  */
-export async function openEsdbEventStore(connectionString: string, options: EsdbOptions = {}): Promise<EventStore> {
+export async function openEsdbEventStore(connectionString: string, options: EsdbOptions = {}): Promise<EsdbEventStore> {
   const client = KurrentDBClient.connectionString(connectionString)
-  let multiStream = true
+  let mode: ServerMode
+  let multiStream: boolean
   try {
+    let probeError: unknown = null
     // Nothing to append: a server with multi-stream appends refuses the empty request; one
     // without is recognised by the client before anything is sent.
-    await client.multiStreamAppend([])
+    await client.multiStreamAppend([]).catch((error: unknown) => (probeError = error))
+    multiStream = multiStreamAppendOffered(probeError)
+    mode = serverMode({ version: await reportedVersion(client), multiStreamAppend: multiStream }, options.singleStreamAppends ?? false)
   } catch (error) {
-    const refusal = refusalFor(error)
-    const unreachable = toPortError(error)
-    if (refusal && (options.withoutMultiStreamAppend ?? 'refuse') === 'refuse') {
-      await client.dispose()
-      throw new EsdbMappingError(refusal)
-    }
-    if (refusal) multiStream = false
-    else if (unreachable !== error) {
-      await client.dispose()
-      throw unreachable
-    }
+    await client.dispose()
+    throw error
   }
   const subscriptions = new Set<Subscription>()
 
@@ -124,15 +128,18 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
     return byStream
   }
 
-  /** Writes the given streams at the exact revisions read; KurrentDB refuses if any moved since. */
+  /**
+   * Writes the given streams at the exact revisions read; KurrentDB refuses if any moved since. Several
+   * streams only where the server has multi-stream appends (`batches` all-or-nothing).
+   */
   async function send(requests: { stream: string; current: number | null; events: ReturnType<typeof toEventData>[] }[]) {
     try {
-      if (requests.length === 1 && !multiStream) {
+      if (!multiStream) {
+        if (requests.length !== 1) throw new EsdbMappingError(`${requests.length} streams in one append, on a server without multi-stream appends`)
         const [only] = requests
         await client.appendToStream(only!.stream, only!.events, { streamState: streamStateFor(only!.current) })
         return
       }
-      if (!multiStream) throw new EsdbMappingError(MULTI_STREAM_APPEND_MISSING)
       const batch: AppendStreamRequest[] = requests.map((r) => ({
         streamName: r.stream,
         events: r.events,
@@ -144,7 +151,13 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
     }
   }
 
-  async function appendMany(writes: readonly StreamWrite[]): Promise<AppendResult[]> {
+  const appendMany = (writes: readonly StreamWrite[]): Promise<AppendResult[]> =>
+    mode.batches === 'all-or-nothing'
+      ? appendTogether(writes)
+      : appendStreamByStream(writes, async (write) => (await appendTogether([write]))[0]!, APPEND_CONCURRENCY)
+
+  /** The writes in one append (one multi-stream append for several streams): read, plan, send, read back. */
+  async function appendTogether(writes: readonly StreamWrite[]): Promise<AppendResult[]> {
     if (writes.length === 0) return []
     checkBatch(writes)
     for (let attempt = 1; ; attempt++) {
@@ -193,7 +206,7 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
   }
 
   const append = async (stream: string, events: readonly NewEvent[], expected: ExpectedRevision) =>
-    (await appendMany([{ stream, events, expected }]))[0]!
+    (await appendTogether([{ stream, events, expected }]))[0]!
 
   /** `$all` from a position, the way the port reads it: exclusive, without system events, filtered exactly. */
   async function readAll(after: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -348,7 +361,7 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
         current: request.current,
         events: request.events.map((e) => toEventData(e, { recordedAt: e.recordedAt } satisfies WriteExtras)),
       }))
-      if (multiStream) await send(requests)
+      if (mode.batches === 'all-or-nothing') await send(requests)
       else for (const request of requests) await send([request])
     }
   }
@@ -359,6 +372,8 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
   }
 
   return {
+    server: mode,
+    batches: mode.batches,
     append,
     appendMany,
     readStream,
@@ -368,36 +383,5 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
     headPosition,
     importEvents,
     close,
-  }
-}
-
-/**
- * Pulls what a subscription stream has buffered, up to a limit at a time. Listeners stay attached
- * for the stream's life, so an error arriving while the handler runs is kept, not thrown away.
- */
-function pull(stream: Readable) {
-  let failure: unknown = null
-  let ended = false
-  let notify: () => void = () => {}
-  stream.on('readable', () => notify())
-  stream.on('end', () => ((ended = true), notify()))
-  stream.on('close', () => ((ended = true), notify()))
-  stream.on('error', (error) => ((failure = error), notify()))
-  return {
-    async next(limit: number): Promise<AllStreamResolvedEvent[] | null> {
-      for (;;) {
-        const batch: AllStreamResolvedEvent[] = []
-        let item: AllStreamResolvedEvent | null
-        while (batch.length < limit && (item = stream.read() as AllStreamResolvedEvent | null) !== null) batch.push(item)
-        if (batch.length > 0) return batch
-        if (failure) throw failure
-        if (ended || stream.destroyed) return null
-        await new Promise<void>((resolve) => (notify = resolve))
-      }
-    },
-    end() {
-      ended = true
-      notify()
-    },
   }
 }

@@ -22,6 +22,7 @@ import {
 } from '@kurrent/kurrentdb-client'
 import {
   type AppendResult,
+  type BatchGuarantee,
   categoryOf,
   checkExpected,
   EventStoreUnavailable,
@@ -33,8 +34,10 @@ import {
   WrongExpectedRevision,
 } from './port.ts'
 
-/** The oldest KurrentDB that can keep `appendMany` all or nothing (multi-stream appends). */
-export const MIN_SERVER_VERSION = '25.1'
+/** The first KurrentDB whose multi-stream appends keep a batch of streams all or nothing. */
+export const MULTI_STREAM_APPEND_SINCE = '25.1'
+/** The first EventStoreDB that gives events read from a stream their `$all` position (see positionOf). */
+export const OLDEST_SERVER = '22.6'
 
 /** A mapping that cannot be made faithfully: the adapter stops rather than guess. */
 export class EsdbMappingError extends Error {
@@ -169,22 +172,6 @@ export function categoryFilter(categories: readonly string[] | undefined): { pre
 
 // ---- appends ------------------------------------------------------------------------------
 
-/** The checks `appendMany` makes before touching the store, so that a malformed call writes nothing. */
-export function checkBatch(writes: readonly StreamWrite[]): void {
-  const ids = new Set<string>()
-  const streams = new Set<string>()
-  for (const { stream, events } of writes) {
-    if (events.length === 0) throw new Error(`append to ${stream} needs at least one event`)
-    if (streams.has(stream)) throw new Error(`appendMany: stream ${stream} is written more than once`)
-    streams.add(stream)
-    for (const event of events) {
-      const id = event.id.toLowerCase()
-      if (ids.has(id)) throw new IdempotencyConflict(stream)
-      ids.add(id)
-    }
-  }
-}
-
 export type WritePlan =
   | { kind: 'duplicate'; result: AppendResult }
   | { kind: 'append'; current: number | null }
@@ -258,13 +245,65 @@ export function toPortError(raw: unknown): unknown {
 /** A read of a stream that was never written: the port reads it as empty. */
 export const isStreamNotFound = (error: unknown): boolean => error instanceof StreamNotFoundError
 
-export const MULTI_STREAM_APPEND_MISSING =
-  `the KurrentDB server does not offer multi-stream appends: Mirador needs KurrentDB ${MIN_SERVER_VERSION} or later ` +
-  'to record a batch of streams all or nothing'
+// ---- the server ---------------------------------------------------------------------------
+
+/** `24.10.0` → [24, 10]; null when the server reported no version (`unknown`) or an unreadable one. */
+export function versionOf(reported: string): [number, number] | null {
+  const match = /^(\d+)\.(\d+)/.exec(reported.trim())
+  return match ? [Number(match[1]), Number(match[2])] : null
+}
+
+const atLeast = (version: [number, number], since: string) => {
+  const [major, minor] = versionOf(since)!
+  return version[0] > major || (version[0] === major && version[1] >= minor)
+}
 
 /**
- * Why the adapter must not start on this server, if it must not: without multi-stream appends
- * `appendMany` cannot be all or nothing, and that guarantee is not given up silently.
+ * Whether the server offers multi-stream appends, from the adapter's probe (an empty multi-stream
+ * append) and the error it ended with (null: none). The client refuses before sending anything on a
+ * server without them (UnsupportedError); any answer of the server, even a refusal of the empty
+ * request, means it has them. An unreachable server is thrown as the port's error.
  */
-export const refusalFor = (probeError: unknown): string | null =>
-  probeError instanceof UnsupportedError ? MULTI_STREAM_APPEND_MISSING : null
+export function multiStreamAppendOffered(probeError: unknown): boolean {
+  if (probeError === null) return true
+  if (probeError instanceof UnsupportedError) return false
+  const mapped = toPortError(probeError)
+  if (mapped instanceof EventStoreUnavailable) throw mapped
+  return true
+}
+
+/** How the adapter works with a server, for `appendMany` and for the start-up log. */
+export type ServerMode = {
+  /** As the server reports it (`unknown` when it does not). */
+  version: string
+  batches: BatchGuarantee
+  /** Why, in words, for the log. */
+  reason: string
+}
+
+/**
+ * The mode for a server that reports `version` and offers multi-stream appends or not: batches all
+ * or nothing where it does (KurrentDB 25.1 and later) unless single-stream appends are asked for,
+ * else stream by stream. A server known to be older than OLDEST_SERVER is refused: events read from
+ * its streams carry no `$all` position.
+ */
+export function serverMode(server: { version: string; multiStreamAppend: boolean }, singleStreamAppends: boolean): ServerMode {
+  const version = versionOf(server.version)
+  if (version && !atLeast(version, OLDEST_SERVER)) {
+    throw new EsdbMappingError(
+      `the server reports version ${server.version}: Mirador needs EventStoreDB ${OLDEST_SERVER} or later (KurrentDB), ` +
+        'whose stream reads give each event its $all position',
+    )
+  }
+  if (!server.multiStreamAppend) {
+    return {
+      version: server.version,
+      batches: 'stream-by-stream',
+      reason: `no multi-stream appends before KurrentDB ${MULTI_STREAM_APPEND_SINCE}: each stream of a batch is appended on its own`,
+    }
+  }
+  if (singleStreamAppends) {
+    return { version: server.version, batches: 'stream-by-stream', reason: 'SINGLE_STREAM_APPENDS is on: each stream of a batch is appended on its own' }
+  }
+  return { version: server.version, batches: 'all-or-nothing', reason: 'multi-stream appends: a batch of streams is recorded all or nothing' }
+}

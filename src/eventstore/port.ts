@@ -39,6 +39,22 @@ export type AppendResult = {
 /** One stream's part of an `appendMany`: the same three things `append` takes. */
 export type StreamWrite = { stream: string; events: readonly NewEvent[]; expected: ExpectedRevision }
 
+/**
+ * What one `appendMany` call guarantees across its streams (a property of the store, see `batches`):
+ *
+ * - `all-or-nothing`: every write is recorded, or none is (PGlite, PostgreSQL, KurrentDB 25.1 and
+ *   later, whose multi-stream appends are atomic).
+ * - `stream-by-stream`: each write is recorded on its own, exactly as `append` would record it, and
+ *   the writes may land in any order (EventStoreDB and KurrentDB before 25.1, which append to one
+ *   stream at a time). When one fails, the call still tries the others and then throws the error
+ *   of the first failed write: the others may be recorded. Calling again with the same writes is
+ *   safe, since the recorded ones come back as duplicates.
+ *
+ * No rule of the system may depend on `all-or-nothing`: each decision is written to one stream, and
+ * a batch only saves round trips where the store allows it.
+ */
+export type BatchGuarantee = 'all-or-nothing' | 'stream-by-stream'
+
 export type ReadAllOptions = {
   limit?: number
   /** Only streams of these categories (the part of the stream name before the first '-'). */
@@ -57,13 +73,16 @@ export type SubscribeOptions = ReadAllOptions & {
 }
 
 export interface EventStore {
+  /** What `appendMany` guarantees on this store (see BatchGuarantee). */
+  readonly batches: BatchGuarantee
   append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>
   /**
-   * Appends to several streams (each at most once) atomically: either every write is recorded, or
-   * none is. Each write is checked like `append`, in order: a write whose event ids were all
-   * recorded before in its stream is a duplicate (nothing written for it, its expected revision not
-   * checked); partly recorded ids raise IdempotencyConflict, a failed expected revision
-   * WrongExpectedRevision, naming the first write at fault. Results come in the order of the writes.
+   * Appends to several streams, each at most once, all or nothing or stream by stream as `batches`
+   * says. Each write is checked like `append`: a write whose event ids were all recorded before in
+   * its stream is a duplicate (nothing written for it, its expected revision not checked); partly
+   * recorded ids raise IdempotencyConflict, a failed expected revision WrongExpectedRevision, naming
+   * the first write at fault. A malformed call (a stream twice, an event id twice, a write without
+   * events) is refused before anything is written. Results come in the order of the writes.
    */
   appendMany(writes: readonly StreamWrite[]): Promise<AppendResult[]>
   readStream(stream: string): Promise<RecordedEvent[]>
@@ -83,8 +102,9 @@ export interface EventStore {
    * Records events exported from a store (`events import`), in the order given, keeping their ids,
    * streams, revisions, types, data, metadata and recording times. Each event must be the next one
    * of its stream (else WrongExpectedRevision). The SQL adapters keep the exported positions too
-   * (each must be above the head) and record a call all or nothing; KurrentDB assigns its own
-   * positions and may leave a prefix of a failed call recorded, which a re-run of the import finds.
+   * (each must be above the head); KurrentDB assigns its own. The SQL adapters with `all-or-nothing`
+   * batches record a call all or nothing; otherwise (KurrentDB, or stream by stream) a failed call
+   * may leave a prefix recorded, which a re-run of the import finds.
    */
   importEvents(events: readonly RecordedEvent[]): Promise<void>
   close(): Promise<void>
@@ -128,6 +148,54 @@ export function checkExpected(stream: string, expected: ExpectedRevision, curren
     (expected === 'stream_exists' && current !== null) ||
     expected === current
   if (!ok) throw new WrongExpectedRevision(stream, expected, current ?? 'no_stream')
+}
+
+/** The checks `appendMany` makes before touching the store, so that a malformed call writes nothing. */
+export function checkBatch(writes: readonly StreamWrite[]): void {
+  const ids = new Set<string>()
+  const streams = new Set<string>()
+  for (const { stream, events } of writes) {
+    if (events.length === 0) throw new Error(`append to ${stream} needs at least one event`)
+    if (streams.has(stream)) throw new Error(`appendMany: stream ${stream} is written more than once`)
+    streams.add(stream)
+    for (const event of events) {
+      const id = event.id.toLowerCase()
+      if (ids.has(id)) throw new IdempotencyConflict(stream)
+      ids.add(id)
+    }
+  }
+}
+
+/**
+ * `appendMany` on a store whose batches are `stream-by-stream`: each write appended on its own by
+ * `appendOne`, up to `concurrency` at a time; every write is tried, then the first failure (in the
+ * order of the writes) is thrown.
+ */
+export async function appendStreamByStream(
+  writes: readonly StreamWrite[],
+  appendOne: (write: StreamWrite) => Promise<AppendResult>,
+  concurrency: number,
+): Promise<AppendResult[]> {
+  checkBatch(writes)
+  const outcomes: ({ ok: true; result: AppendResult } | { ok: false; error: unknown })[] = []
+  let next = 0
+  const worker = async () => {
+    while (next < writes.length) {
+      const w = next++
+      try {
+        outcomes[w] = { ok: true, result: await appendOne(writes[w]!) }
+      } catch (error) {
+        outcomes[w] = { ok: false, error }
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, writes.length)) }, worker))
+  const results: AppendResult[] = []
+  for (const outcome of outcomes) {
+    if (!outcome.ok) throw outcome.error
+    results.push(outcome.result)
+  }
+  return results
 }
 
 export const categoryOf = (stream: string): string => {

@@ -2,6 +2,8 @@ import type { Db, Row, Sql } from '../db/port.ts'
 import { toIso, toNumber } from '../db/port.ts'
 import {
   type AppendResult,
+  appendStreamByStream,
+  type BatchGuarantee,
   categoryOf,
   checkExpected,
   type EventStore,
@@ -16,7 +18,7 @@ import {
 } from './port.ts'
 
 const NOTIFY_CHANNEL = 'mirador_events'
-/** Arbitrary constant naming the advisory lock that serialises appends (see docs/architecture.md). */
+/** Arbitrary constant naming the advisory lock that serialises appends (see docs/decisions.md, Event store). */
 const APPEND_LOCK = 727_001
 const DEFAULT_BATCH = 1000
 /** Live subscriptions poll at this interval even without a notification (belt and braces). */
@@ -64,6 +66,15 @@ const toRecorded = (row: EventRow): RecordedEvent => ({
   recordedAt: toIso(row.recorded_at),
 })
 
+export type SqlEventStoreOptions = {
+  /**
+   * `stream-by-stream` makes `appendMany` and `importEvents` write one stream per transaction, as a
+   * KurrentDB older than 25.1 does: a testing knob (SINGLE_STREAM_APPENDS), so that everything a
+   * user does is proven on such a store without one. Default `all-or-nothing`.
+   */
+  batches?: BatchGuarantee
+}
+
 /**
  * The event store over the SQL port: the same statements serve PGlite and PostgreSQL.
  *
@@ -71,7 +82,8 @@ const toRecorded = (row: EventRow): RecordedEvent => ({
  * drawn. Positions therefore become visible in commit order, so `readAll` can never skip an
  * event that a slower concurrent transaction commits later.
  */
-export async function openSqlEventStore(db: Db): Promise<EventStore> {
+export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = {}): Promise<EventStore> {
+  const batches = options.batches ?? 'all-or-nothing'
   await db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
     for (const statement of SCHEMA.split(';').map((s) => s.trim()).filter(Boolean)) await tx.query(statement)
@@ -84,7 +96,8 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
   const unlisten = await db.listen(NOTIFY_CHANNEL, wakeAll)
   const subscriptions = new Set<Subscription>()
 
-  async function appendMany(writes: readonly StreamWrite[]): Promise<AppendResult[]> {
+  /** The writes in one transaction: all or nothing. */
+  async function appendAtomically(writes: readonly StreamWrite[]): Promise<AppendResult[]> {
     if (writes.length === 0) return []
     // Checks that need no database, so that a malformed call touches nothing.
     const writeOfId = new Map<string, number>()
@@ -175,8 +188,14 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
     return results
   }
 
+  const appendMany = (writes: readonly StreamWrite[]): Promise<AppendResult[]> =>
+    batches === 'all-or-nothing'
+      ? appendAtomically(writes)
+      : // One at a time: the append lock serialises them anyway, and the log keeps the writes' order.
+        appendStreamByStream(writes, async (write) => (await appendAtomically([write]))[0]!, 1)
+
   async function append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const [result] = await appendMany([{ stream, events, expected }])
+    const [result] = await appendAtomically([{ stream, events, expected }])
     return result!
   }
 
@@ -285,6 +304,17 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
   const headPosition = () => headOn(db)
 
   async function importEvents(events: readonly RecordedEvent[]): Promise<void> {
+    if (batches === 'all-or-nothing') return importAtomically(events)
+    // Stream by stream: each run of consecutive events of one stream in its own transaction.
+    for (let start = 0; start < events.length; ) {
+      let end = start + 1
+      while (end < events.length && events[end]!.stream === events[start]!.stream) end += 1
+      await importAtomically(events.slice(start, end))
+      start = end
+    }
+  }
+
+  async function importAtomically(events: readonly RecordedEvent[]): Promise<void> {
     if (events.length === 0) return
     await db.transaction(async (tx) => {
       await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
@@ -346,5 +376,5 @@ export async function openSqlEventStore(db: Db): Promise<EventStore> {
     await unlisten()
   }
 
-  return { append, appendMany, readStream, readStreams, readAll, subscribe, headPosition, importEvents, close }
+  return { batches, append, appendMany, readStream, readStreams, readAll, subscribe, headPosition, importEvents, close }
 }

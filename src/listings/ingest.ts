@@ -38,7 +38,7 @@ export type IngestOptions = {
 /** The summary keeps this many rejections; `rejected` counts them all. */
 const KEPT_REJECTIONS = 100
 const ATTEMPTS = 10
-/** Listings read in one query and written in one atomic append (a few MB of events at most). */
+/** Listings read in one query and written in one `appendMany` (a few MB of events at most). */
 const LISTINGS_PER_WRITE = 500
 
 const zero = (): IngestCounts => ({ new: 0, changed: 0, unchanged: 0 })
@@ -80,15 +80,18 @@ function observe(stream: string, records: readonly FeedRecord[], history: readon
   }
 }
 
-/** Records the observations in one atomic append, expecting the revisions they were decided on. */
-async function record(store: EventStore, observations: readonly Observation[]): Promise<IngestCounts> {
+/**
+ * Records the observations in one `appendMany`, expecting the revisions they were decided on. A write
+ * found recorded already is someone else's (a concurrent run decided the same), unless `ours` says
+ * it is this run's own, recorded by an earlier call that failed on another listing.
+ */
+async function record(store: EventStore, observations: readonly Observation[], ours = false): Promise<IngestCounts> {
   const writing = observations.filter((o) => o.write !== null)
   const results = await store.appendMany(writing.map((o) => o.write!))
   const total = zero()
   let written = 0
   for (const observation of observations) {
-    // The same events were recorded already (a concurrent run decided the same): nothing new here.
-    const duplicate = observation.write !== null && results[written++]!.duplicate
+    const duplicate = observation.write !== null && results[written++]!.duplicate && !ours
     add(total, duplicate ? { new: 0, changed: 0, unchanged: observation.lines } : observation.counts)
   }
   return total
@@ -101,10 +104,14 @@ async function record(store: EventStore, observations: readonly Observation[]): 
  */
 const lostRace = (error: unknown) => error instanceof WrongExpectedRevision || error instanceof IdempotencyConflict
 
-/** One listing on its own: read, decide, append; on a lost race read again and decide again. */
-async function ingestListing(store: EventStore, stream: string, records: readonly FeedRecord[], fx: FxTable): Promise<IngestCounts> {
+/**
+ * One listing on its own: its decision `tried` first when there is one, then read, decide, append;
+ * on a lost race read again and decide again.
+ */
+async function ingestListing(store: EventStore, stream: string, records: readonly FeedRecord[], fx: FxTable, tried?: Observation): Promise<IngestCounts> {
   for (let attempt = 1; ; attempt++) {
     try {
+      if (tried && attempt === 1) return await record(store, [tried], true)
       return await record(store, [observe(stream, records, await store.readStream(stream), fx)])
     } catch (error) {
       if (!lostRace(error) || attempt >= ATTEMPTS) throw error
@@ -113,17 +120,22 @@ async function ingestListing(store: EventStore, stream: string, records: readonl
 }
 
 /**
- * Many listings with one read and one atomic append. If a concurrent writer touched any of them,
- * nothing of the batch was written: each listing is then taken on its own, read again and retried.
+ * Many listings with one read and one `appendMany` (each listing is a decision of its own). If a
+ * concurrent writer touched any of them, the call fails: each listing is then taken on its own. On a
+ * store that records batches all or nothing, none was written and each is read again and decided
+ * again; stream by stream, the others may have been written, so each listing's decision is tried
+ * again as it was first (found recorded, it is this run's) before it is decided again.
  */
 async function ingestBatch(store: EventStore, listings: readonly [string, FeedRecord[]][], fx: FxTable): Promise<IngestCounts> {
   const histories = await store.readStreams(listings.map(([stream]) => stream))
+  const observations = listings.map(([stream, records]) => observe(stream, records, histories.get(stream)!, fx))
   try {
-    return await record(store, listings.map(([stream, records]) => observe(stream, records, histories.get(stream)!, fx)))
+    return await record(store, observations)
   } catch (error) {
     if (!lostRace(error)) throw error
+    const retried = store.batches === 'stream-by-stream'
     const total = zero()
-    for (const [stream, records] of listings) add(total, await ingestListing(store, stream, records, fx))
+    for (const [i, [stream, records]] of listings.entries()) add(total, await ingestListing(store, stream, records, fx, retried ? observations[i] : undefined))
     return total
   }
 }
@@ -141,8 +153,9 @@ export type IngestRecordsOptions = {
 
 /**
  * Records what the feed lines tell, listing by listing (lines of one listing in their order), in
- * batches of listings, each read in one query and written in one atomic append. Identical lines
- * and lines older than what is recorded change nothing, so re-running is a no-op.
+ * batches of listings, each read in one query and written in one `appendMany` (all or nothing where
+ * the store allows it, else stream by stream: each listing is a decision of its own). Identical
+ * lines and lines older than what is recorded change nothing, so re-running is a no-op.
  */
 export async function ingestRecords(
   store: EventStore,

@@ -3,8 +3,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { cacheHitStream, quotaStream } from '../../src/domain/briefings/events.ts'
 import { idempotencyStream, replayStream } from '../../src/domain/briefings/idempotency.ts'
-import { BriefingReadModel } from '../../projections/briefings/read-model.ts'
-import { briefingService } from '../../src/briefings/service.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
@@ -13,6 +11,7 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { OWNER_ID_PATTERN } from '../../src/domain/owners/owner.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
+import { briefingServiceOn, followBriefings } from './harness.ts'
 
 const ownerId = fc.stringMatching(new RegExp(OWNER_ID_PATTERN))
 const month = fc.tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 })).map(([y, m]) => `${y}-${String(m).padStart(2, '0')}`)
@@ -58,10 +57,9 @@ describe('owners "acme" and "acme-corp" side by side', () => {
   })
 
   test('each audit and usage sees only its own owner\'s briefings', async () => {
-    const readModel = new BriefingReadModel(db, store)
-    await readModel.prepare()
+    const projections = await followBriefings(db, store)
     const at = new Date('2026-05-20T10:00:00Z')
-    const service = briefingService({ store, readModel, facts: fixtureFacts(gtZones(5)), writer: localAnalyst, clock: () => at, random: cryptoRandom })
+    const service = briefingServiceOn(db, store, { facts: fixtureFacts(gtZones(5)), writer: localAnalyst, clock: () => at, random: cryptoRandom })
     const brief = (owner: string, zone: number) => service.brief('investor', { zone: `Zona ${zone}`, profile: 'balanced' }, { ownerId: owner, keyId: `key_${owner}`, tier: 'pro' })
     await brief('acme', 1)
     await brief('acme-corp', 2)
@@ -71,5 +69,6 @@ describe('owners "acme" and "acme-corp" side by side', () => {
     expect((await quotaAudit(store, 'acme-corp', '2026-05')).map((e) => e.type)).toEqual(['BriefingGenerated', 'BriefingGenerated', 'BriefingServedFromCache'])
     expect(await service.usage('acme', 'pro', at)).toMatchObject({ used: 1 })
     expect(await service.usage('acme-corp', 'pro', at)).toMatchObject({ used: 2 })
+    await projections.stop()
   })
 })

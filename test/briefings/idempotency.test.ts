@@ -1,15 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { quotaStream } from '../../src/domain/briefings/events.ts'
-import {
-  decideIdempotency,
-  type IdempotencyState,
-  type IdempotentRequest,
-  idempotencyStream,
-  parseIdempotencyKey,
-} from '../../src/domain/briefings/idempotency.ts'
-import { BriefingReadModel } from '../../projections/briefings/read-model.ts'
-import { type BriefingService, briefingService, type Caller } from '../../src/briefings/service.ts'
+import { idempotencyStream } from '../../src/domain/briefings/idempotency.ts'
+import type { BriefingService, Caller } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
@@ -19,6 +12,7 @@ import { cryptoRandom } from '../../src/shared/random.ts'
 import { startTestSystem, type TestSystem } from '../support/app.ts'
 import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
+import { briefingServiceOn, followBriefings } from './harness.ts'
 
 const facts = fixtureFacts(gtZones(60))
 type Clock = { now: Date; (): Date }
@@ -46,16 +40,14 @@ function slowWriter(ms: number): BriefingWriter & { calls: number; failNext: num
   return writer
 }
 
-async function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; writer?: BriefingWriter; leaseMs?: number } = {}) {
-  const readModel = new BriefingReadModel(db, store)
-  await readModel.prepare()
-  return briefingService({
-    store,
-    readModel,
+/** A service on `db` and `store`, whose read models a projection runner keeps current (followBriefings). */
+function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; writer?: BriefingWriter; leaseMs?: number; quotas?: { pro: number; enterprise: number } } = {}) {
+  return briefingServiceOn(db, store, {
     facts,
     writer: options.writer ?? localAnalyst,
     clock: options.clock ?? testClock('2026-05-20T10:00:00Z'),
     random: cryptoRandom,
+    quotas: options.quotas,
     idempotencyLeaseMs: options.leaseMs,
   })
 }
@@ -72,92 +64,25 @@ async function failure(promise: Promise<unknown>): Promise<AppError> {
   return error as AppError
 }
 
-describe('Idempotency-Key rules', () => {
-  const request: IdempotentRequest = { ownerId: 'acme', keyId: 'key_a', key: 'k1', persona: 'investor', requestHash: 'h1' }
-  const now = new Date('2026-05-20T10:00:00Z')
-  const claimed = (leaseUntil: string, requestHash = 'h1'): IdempotencyState => ({ status: 'claimed', requestHash, leaseUntil })
-  const completed = (expiresAt: string, requestHash = 'h1'): IdempotencyState => ({
-    status: 'completed',
-    requestHash,
-    briefingId: 'brf_1',
-    response: { ok: true, briefing_id: 'brf_1' },
-    at: '2026-05-20T09:00:00.000Z',
-    expiresAt,
-  })
-
-  test('a free key is claimed, with a lease', () => {
-    expect(decideIdempotency({ status: 'free' }, request, now, 60_000)).toEqual({
-      kind: 'claim',
-      event: {
-        type: 'IdempotencyKeyClaimed',
-        data: {
-          owner_id: 'acme',
-          key_id: 'key_a',
-          idempotency_key: 'k1',
-          persona: 'investor',
-          request_hash: 'h1',
-          at: '2026-05-20T10:00:00.000Z',
-          lease_until: '2026-05-20T10:01:00.000Z',
-        },
-      },
-    })
-  })
-
-  test('while claimed: the same request waits for the lease, another is a conflict; after the lease it is claimed again', () => {
-    expect(decideIdempotency(claimed('2026-05-20T10:00:30Z'), request, now, 60_000)).toEqual({ kind: 'wait', until: new Date('2026-05-20T10:00:30Z') })
-    const conflict = decideIdempotency(claimed('2026-05-20T10:00:30Z', 'h2'), request, now, 60_000)
-    expect(conflict.kind).toBe('conflict')
-    expect(conflict.kind === 'conflict' && conflict.error.code).toBe('idempotency_conflict')
-    expect(decideIdempotency(claimed('2026-05-20T10:00:00Z'), request, now, 60_000).kind).toBe('claim')
-  })
-
-  test('once completed: the same request replays the first response for 24 hours, another is a conflict; then the key is new', () => {
-    expect(decideIdempotency(completed('2026-05-21T09:00:00Z'), request, now, 60_000)).toEqual({
-      kind: 'replay',
-      response: { ok: true, briefing_id: 'brf_1' },
-      briefingId: 'brf_1',
-      firstAt: '2026-05-20T09:00:00.000Z',
-    })
-    expect(decideIdempotency(completed('2026-05-21T09:00:00Z', 'h2'), request, now, 60_000).kind).toBe('conflict')
-    expect(decideIdempotency(completed('2026-05-20T10:00:00Z', 'h2'), request, now, 60_000).kind).toBe('claim')
-  })
-
-  test('the header: absent is no key; 1–255 visible ASCII characters are accepted; anything else is a 400 naming the header', () => {
-    expect(parseIdempotencyKey(null)).toBeNull()
-    for (const good of ['0f8fe2a3-4b1c-4c4e-9f0a-2f7f3c1d9e11', 'order-42/attempt:1', 'x', 'k'.repeat(255), '!~']) {
-      expect(parseIdempotencyKey(good)).toBe(good)
-    }
-    for (const bad of ['', 'two words', 'k'.repeat(256), 'clé', 'tab\there']) {
-      const error = (() => {
-        try {
-          parseIdempotencyKey(bad)
-        } catch (e) {
-          return e as AppError
-        }
-        throw new Error(`accepted ${JSON.stringify(bad)}`)
-      })()
-      expect(error.code).toBe('invalid_request')
-      expect(error.extra.details).toEqual([{ field: 'Idempotency-Key', message: 'Expected 1 to 255 visible ASCII characters without spaces' }])
-    }
-  })
-})
-
 for (const target of databaseTargets('idempotent briefings')) {
   describe(`Idempotency-Key on briefings (${target.name})`, () => {
     let db: Db
     let store: EventStore
+    let projections: Awaited<ReturnType<typeof followBriefings>>
     beforeAll(async () => {
       db = await target.open()
       store = await openSqlEventStore(db)
+      projections = await followBriefings(db, store)
     })
     afterAll(async () => {
+      await projections.stop()
       await store.close()
       await db.close()
     })
 
     test('the same key and body return the first result: same briefing, one charge, one writer call; recorded and audited', async () => {
       const writer = slowWriter(0)
-      const service = await serviceOn(db, store, { writer })
+      const service = serviceOn(db, store, { writer })
       const who = caller('alice')
       const first = await service.brief('investor', body(1), who, 'order-1')
       expect(first.replayed).toBe(false)
@@ -179,7 +104,7 @@ for (const target of databaseTargets('idempotent briefings')) {
     })
 
     test('the same key with another body or persona is 409 idempotency_conflict and charges nothing', async () => {
-      const service = await serviceOn(db, store)
+      const service = serviceOn(db, store)
       const who = caller('bob')
       await service.brief('investor', body(2), who, 'k-bob')
       const charges = () => store.readStream(quotaStream('bob', '2026-05'))
@@ -192,7 +117,7 @@ for (const target of databaseTargets('idempotent briefings')) {
     })
 
     test('keys belong to their owner: another owner\'s identical key is independent', async () => {
-      const service = await serviceOn(db, store)
+      const service = serviceOn(db, store)
       const carol = await service.brief('investor', body(4), caller('carol'), 'shared-key')
       // Another body under the same key is no conflict for dave: it is his key.
       const dave = await service.brief('investor', body(5), caller('dave'), 'shared-key')
@@ -205,7 +130,7 @@ for (const target of databaseTargets('idempotent briefings')) {
 
     test('errors are not results: after a 404, a 429 or a 502 the key is free, and a retry runs afresh', async () => {
       const writer = slowWriter(0)
-      const service = await serviceOn(db, store, { writer })
+      const service = serviceOn(db, store, { writer })
       const who = caller('fay')
       expect((await failure(service.brief('investor', body(999), who, 'k-fay'))).code).toBe('not_found')
       writer.failNext = 1
@@ -223,23 +148,15 @@ for (const target of databaseTargets('idempotent briefings')) {
         ['IdempotencyKeyCompleted', null],
       ])
 
-      const full = await serviceOn(db, store, { writer })
+      const full = serviceOn(db, store, { writer })
       const exhausted = caller('gus')
-      const small = briefingService({
-        store,
-        readModel: new BriefingReadModel(db, store),
-        facts,
-        writer,
-        clock: testClock('2026-05-20T10:00:00Z'),
-        random: cryptoRandom,
-        quotas: { pro: 0, enterprise: 0 },
-      })
+      const small = serviceOn(db, store, { writer, quotas: { pro: 0, enterprise: 0 } })
       expect((await failure(small.brief('investor', body(7), exhausted, 'k-gus'))).code).toBe('quota_exceeded')
       expect(await full.brief('investor', body(7), { ...exhausted, tier: 'enterprise' }, 'k-gus')).toMatchObject({ replayed: false })
     })
 
     test('a first result that was a cache hit is replayed as it was (cached: true, usage then)', async () => {
-      const service = await serviceOn(db, store)
+      const service = serviceOn(db, store)
       const generated = await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('hal'))
       const hit = await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('ida'), 'k-ida')
       expect(hit.briefing).toMatchObject({ cached: true, briefing_id: generated.briefing.briefing_id, usage: { used: 0 } })
@@ -250,7 +167,7 @@ for (const target of databaseTargets('idempotent briefings')) {
 
     test('10 concurrent retries with one key: one writer call, one charge, the same briefing for all', async () => {
       const writer = slowWriter(150)
-      const service = await serviceOn(db, store, { writer })
+      const service = serviceOn(db, store, { writer })
       const who = caller('jon')
       const results = await Promise.all(Array.from({ length: 10 }, () => service.brief('developer', { zone: 'Zona 10', profile: 'residential' }, who, 'k-jon')))
       expect(writer.calls).toBe(1)
@@ -261,7 +178,7 @@ for (const target of databaseTargets('idempotent briefings')) {
 
     test('the key is kept 24 hours from the first result; admins\' recorded usage is exact', async () => {
       const clock = testClock('2026-05-20T12:00:00Z')
-      const service = await serviceOn(db, store, { clock })
+      const service = serviceOn(db, store, { clock })
       const who = caller('kim', 'admin')
       const first = await service.brief('broker', { zone: 'Zona 11', profile: 'buyer_agent' }, who, 'k-kim')
       expect(first.briefing.usage).toEqual({ used: 1, quota: 0, unlimited: true })
@@ -274,7 +191,7 @@ for (const target of databaseTargets('idempotent briefings')) {
 
     test('a key whose claimant died is taken over once its lease has passed', async () => {
       const clock = testClock('2026-05-20T13:00:00Z')
-      const service = await serviceOn(db, store, { clock, leaseMs: 60_000 })
+      const service = serviceOn(db, store, { clock, leaseMs: 60_000 })
       const stream = idempotencyStream('lou', 'k-lou')
       const claim = (at: string, until: string) => ({
         id: crypto.randomUUID(),
@@ -297,8 +214,9 @@ describe.runIf(DATABASE_URL)('Idempotency-Key across two processes on one Postgr
     const schema = uniqueSchema('idem')
     const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
     const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
+    const runners = [await followBriefings(dbs[0]!, stores[0]!), await followBriefings(dbs[1]!, stores[1]!)]
     const writers = [slowWriter(200), slowWriter(200)]
-    const services: BriefingService[] = [await serviceOn(dbs[0]!, stores[0]!, { writer: writers[0] }), await serviceOn(dbs[1]!, stores[1]!, { writer: writers[1] })]
+    const services: BriefingService[] = [serviceOn(dbs[0]!, stores[0]!, { writer: writers[0] }), serviceOn(dbs[1]!, stores[1]!, { writer: writers[1] })]
     try {
       const results = await Promise.all(
         Array.from({ length: 12 }, (_, i) => services[i % 2]!.brief('homebuyer', { zone: 'Zona 13', profile: 'family' }, caller('max'), 'k-max')),
@@ -309,6 +227,7 @@ describe.runIf(DATABASE_URL)('Idempotency-Key across two processes on one Postgr
       expect(await stores[0]!.readStream(quotaStream('max', '2026-05'))).toHaveLength(1)
       expect((await quotaAudit(stores[1]!, 'max', '2026-05')).filter((e) => e.type === 'BriefingReplayed')).toHaveLength(11)
     } finally {
+      for (const r of runners) await r.stop()
       for (const s of stores) await s.close()
       for (const d of dbs) await d.close()
     }

@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openAiWriter, writerFor } from '../../src/briefings/openai-writer.ts'
 import { quotaStream } from '../../src/domain/briefings/events.ts'
 import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
-import { BriefingReadModel } from '../../projections/briefings/read-model.ts'
-import { type Briefed, briefingService } from '../../src/briefings/service.ts'
+import type { Briefed } from '../../src/briefings/service.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
@@ -13,6 +12,7 @@ import { AppError } from '../../src/shared/errors.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
 import { answer, type FakeOpenAi, httpError, rawContent, slow, startFakeOpenAi } from '../support/fake-openai.ts'
 import { facts, fixtureFacts, gtZones } from './fixtures.ts'
+import { briefingServiceOn, followBriefings } from './harness.ts'
 
 const investor = PERSONAS.investor
 const input = investor.parse({ zone: 'Zona 10', profile: 'balanced', language: 'en', budget_usd: 150_000 })
@@ -112,20 +112,21 @@ describe('OpenAI writer against a local chat-completions server', () => {
   describe('through the briefing service', () => {
     let db: Db
     let store: EventStore
+    let projections: Awaited<ReturnType<typeof followBriefings>>
 
     beforeAll(async () => {
       db = await openPglite()
       store = await openSqlEventStore(db)
+      projections = await followBriefings(db, store)
     })
     afterAll(async () => {
+      await projections.stop()
       await store.close()
       await db.close()
     })
 
     test('failures charge no quota; a success is charged and records writer and model', async () => {
-      const readModel = new BriefingReadModel(db, store)
-      await readModel.prepare()
-      const service = briefingService({ store, readModel, facts: fixtureFacts(gtZones(20)), writer: writer(), clock: () => new Date('2026-05-20T10:00:00Z'), random: cryptoRandom })
+      const service = briefingServiceOn(db, store, { facts: fixtureFacts(gtZones(20)), writer: writer(), clock: () => new Date('2026-05-20T10:00:00Z'), random: cryptoRandom })
       const who = { ownerId: 'olga', keyId: 'key_olga', tier: 'pro' as const }
       const body = { zone: 'Zona 3', profile: 'aggressive', language: 'en' }
 

@@ -1,22 +1,71 @@
-import { expect, test } from 'vitest'
-import { decideCharge, quotaExceeded, quotaMonth, usageOf } from '../../src/domain/briefings/quota.ts'
+import { describe, expect, test } from 'vitest'
+import { briefingGenerated } from '../../src/domain/briefings/events.ts'
+import { type ChargeBriefing, type QuotaEvent, quotaDecider, quotaExceeded, quotaMonth, usageOf } from '../../src/domain/briefings/quota.ts'
+import { localAnalyst } from '../../src/domain/briefings/writer.ts'
+import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
+import { specify } from '../support/given-when-then.ts'
+import { facts } from './fixtures.ts'
 
 const policy = { pro: 50, enterprise: 500 }
+const input = PERSONAS.investor.parse({ zone: 'Zona 10', profile: 'balanced' })
+const draft = await localAnalyst.write(PERSONAS.investor, input, facts())
+
+/** A briefing generated for acme at `at`, charged to the month of `at`. */
+const generated = (at: string, n = 1) =>
+  briefingGenerated({
+    briefingId: `brf_${n}`,
+    asker: { ownerId: 'acme', keyId: 'key_a' },
+    persona: 'investor',
+    input,
+    cacheKey: 'investor:GT:{}',
+    month: quotaMonth(new Date(at)),
+    draft,
+    attempt: null,
+    at: new Date(at),
+  })
+const charge = (tier: ChargeBriefing['tier'], at = '2026-05-20T10:00:00Z'): ChargeBriefing => ({ type: 'ChargeBriefing', tier, briefing: generated(at), now: new Date(at) })
+const charged = (n: number): QuotaEvent[] => Array.from({ length: n }, (_, i) => ({ type: 'BriefingGenerated', data: generated('2026-05-02T00:00:00Z', i) }))
+
+describe('the quota decider (one owner, one month)', () => {
+  const quota = specify(quotaDecider(policy))
+
+  test('a charge is recorded while the tier allows one more this month', () => {
+    quota.given([]).when(charge('pro')).then([{ type: 'BriefingGenerated', data: charge('pro').briefing }])
+    quota.given(charged(49)).when(charge('pro')).thenState({ used: 50 })
+    quota.given(charged(499)).when(charge('enterprise')).thenState({ used: 500 })
+  })
+
+  test('used up: quota_exceeded with used, quota and the reset time, and nothing recorded', () => {
+    quota.given(charged(50)).when(charge('pro')).thenRefused({ code: 'quota_exceeded', message: /quota of 50 is used up \(50 used\); it resets at 2026-06-01T00:00:00.000Z/ })
+    const refused = (() => {
+      try {
+        quotaDecider(policy).decide(charge('pro'), { used: 50 })
+      } catch (error) {
+        return error as ReturnType<typeof quotaExceeded>
+      }
+      throw new Error('charged')
+    })()
+    expect(refused.extra).toEqual({ used: 50, quota: 50, resets_at: '2026-06-01T00:00:00.000Z' })
+    specify(quotaDecider({ pro: 0, enterprise: 0 })).given([]).when(charge('pro')).thenRefused({ code: 'quota_exceeded' })
+  })
+
+  test('admins are unlimited: charged whatever the count', () => {
+    quota.given(charged(1000)).when(charge('admin')).thenState({ used: 1001 })
+  })
+
+  test('the reset is the first instant of the next UTC month, also across a year', () => {
+    specify(quotaDecider({ pro: 1, enterprise: 1 }))
+      .given(charged(1))
+      .when(charge('pro', '2026-12-31T23:59:30Z'))
+      .thenRefused({ code: 'quota_exceeded', message: /resets at 2027-01-01T00:00:00.000Z/ })
+  })
+})
 
 test('the quota month is the UTC calendar month', () => {
   expect(quotaMonth(new Date('2026-05-31T23:59:59.999Z'))).toBe('2026-05')
   expect(quotaMonth(new Date('2026-06-01T00:00:00.000Z'))).toBe('2026-06')
   // 20:00 on 31 May in Guatemala (UTC-6) is already June in UTC
   expect(quotaMonth(new Date('2026-05-31T20:00:00-06:00'))).toBe('2026-06')
-})
-
-test('a charge appends at the expected revision until the quota is used up', () => {
-  expect(decideCharge(policy, 'pro', 'no_stream')).toEqual({ kind: 'append', expected: 'no_stream' })
-  expect(decideCharge(policy, 'pro', 48)).toEqual({ kind: 'append', expected: 48 })
-  expect(decideCharge(policy, 'pro', 49)).toEqual({ kind: 'exhausted', usage: { used: 50, quota: 50, unlimited: false } })
-  expect(decideCharge(policy, 'enterprise', 49)).toEqual({ kind: 'append', expected: 49 })
-  expect(decideCharge(policy, 'admin', 100_000)).toEqual({ kind: 'append', expected: 'any' })
-  expect(decideCharge({ pro: 0, enterprise: 0 }, 'pro', 'no_stream')).toMatchObject({ kind: 'exhausted' })
 })
 
 test('usage: admins are unlimited with quota 0', () => {

@@ -20,8 +20,8 @@ type Json = Record<string, unknown>
  */
 async function briefingApp(system: TestSystem) {
   const { db, store } = system.storage
-  const readModel = new BriefingReadModel(db, store)
-  await readModel.prepare()
+  // The harness's projection runner keeps the briefing read models current, as the server's does.
+  const readModel = new BriefingReadModel(db)
   const service = briefingService({ store, readModel, facts: fixtureFacts(gtZones(120)), writer: localAnalyst, clock: systemClock, random: cryptoRandom })
   const app = new Elysia()
     .use(errorPlugin({ info: () => {}, error: () => {} }))

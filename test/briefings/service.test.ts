@@ -7,8 +7,8 @@ import { liveTables } from '../../projections/engine/live-tables.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { quotaStream } from '../../src/domain/briefings/events.ts'
-import { BRIEFING_PROJECTIONS, BriefingReadModel } from '../../projections/briefings/read-model.ts'
-import { type Briefed, type BriefingService, briefingService, type Caller } from '../../src/briefings/service.ts'
+import { BRIEFING_PROJECTIONS } from '../../projections/briefings/read-model.ts'
+import type { Briefed, BriefingService, Caller } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
@@ -18,6 +18,7 @@ import { AppError } from '../../src/shared/errors.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
 import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
+import { briefingServiceOn, followBriefings } from './harness.ts'
 
 const ZONES = gtZones(400)
 const facts = fixtureFacts(ZONES)
@@ -29,12 +30,9 @@ const testClock = (iso: string): Clock => {
   return clock
 }
 
-async function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; writer?: BriefingWriter; quotas?: { pro: number; enterprise: number } } = {}) {
-  const readModel = new BriefingReadModel(db, store)
-  await readModel.prepare()
-  return briefingService({
-    store,
-    readModel,
+/** A service on `db` and `store`, whose read models a projection runner keeps current (followBriefings). */
+function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; writer?: BriefingWriter; quotas?: { pro: number; enterprise: number } } = {}) {
+  return briefingServiceOn(db, store, {
     facts,
     writer: options.writer ?? localAnalyst,
     clock: options.clock ?? testClock('2026-05-20T10:00:00Z'),
@@ -71,14 +69,18 @@ for (const target of databaseTargets('briefing service')) {
   describe(`briefing service on ${target.name}`, () => {
     let db: Db
     let store: EventStore
+    let projections: Awaited<ReturnType<typeof followBriefings>>
     let service: BriefingService
 
     beforeAll(async () => {
       db = await target.open()
       store = await openSqlEventStore(db)
-      service = await serviceOn(db, store)
+      projections = await followBriefings(db, store)
+      service = serviceOn(db, store)
     })
     afterAll(async () => {
+      await projections.stop()
+      expect(projections.errors).toEqual([])
       await store.close()
       await db.close()
     })
@@ -119,7 +121,7 @@ for (const target of databaseTargets('briefing service')) {
           return localAnalyst.write(...args)
         },
       }
-      const service = await serviceOn(db, store, { writer: counting })
+      const service = serviceOn(db, store, { writer: counting })
       const { ok, rejected, used } = await concurrentDistinct([service], who, 10, 55)
       expect(ok).toBe(50)
       // No writer call is wasted on a briefing that could not be charged.
@@ -156,7 +158,7 @@ for (const target of databaseTargets('briefing service')) {
       const admin = await service.brief('developer', { zone: 'Zona 71', profile: 'commercial' }, caller('root', 'admin')).then(bodyOf)
       expect(admin.usage).toEqual({ used: 1, quota: 0, unlimited: true })
 
-      const small = await serviceOn(db, store, { quotas: { pro: 2, enterprise: 3 } })
+      const small = serviceOn(db, store, { quotas: { pro: 2, enterprise: 3 } })
       const who = caller('frank', 'enterprise')
       const { ok, rejected } = await concurrentDistinct([small], who, 72, 5)
       expect(ok).toBe(3)
@@ -169,7 +171,7 @@ for (const target of databaseTargets('briefing service')) {
           throw new AppError('upstream_error', 'the AI writer failed (HTTP 500); no quota was used')
         },
       }
-      const broken = await serviceOn(db, store, { writer: failing })
+      const broken = serviceOn(db, store, { writer: failing })
       const error = await failure(broken.brief('broker', { zone: 'Zona 80', profile: 'buyer_agent' }, caller('gina')).then(bodyOf))
       expect(error.code).toBe('upstream_error')
       expect(await store.readStream(quotaStream('gina', '2026-05'))).toEqual([])
@@ -178,7 +180,7 @@ for (const target of databaseTargets('briefing service')) {
 
     test('the cache lasts 24 hours from generation; the quota resets with the UTC month', async () => {
       const clock = testClock('2026-05-31T12:00:00Z')
-      const timed = await serviceOn(db, store, { clock, quotas: { pro: 1, enterprise: 1 } })
+      const timed = serviceOn(db, store, { clock, quotas: { pro: 1, enterprise: 1 } })
       const who = caller('hank')
       const first = await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who).then(bodyOf)
       expect(first.usage).toMatchObject({ used: 1, quota: 1 })
@@ -194,7 +196,7 @@ for (const target of databaseTargets('briefing service')) {
       expect(regenerated.briefing_id).not.toBe(first.briefing_id)
     })
 
-    test('the server\'s own projection runner may apply the same events alongside', async () => {
+    test('another process\'s projection runner may apply the same events alongside', async () => {
       const live = new ProjectionRunner(db, store, BRIEFING_PROJECTIONS)
       await live.start((error) => {
         throw error
@@ -205,6 +207,7 @@ for (const target of databaseTargets('briefing service')) {
         expect(results.map((r) => r.usage.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1))
         const again = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who).then(bodyOf)))
         expect(again.every((r) => r.cached && r.usage.used === 12)).toBe(true)
+        await projections.runner.catchUp()
         const { tables } = await liveTables(db).of(briefingCacheProjection)
         const [row] = await db.query(`select count(*)::int as n from ${tables.cache} where cache_key like 'developer:GT:%mixed_use%Zona 2__"}'`)
         expect(row!.n).toBe(12)
@@ -216,8 +219,9 @@ for (const target of databaseTargets('briefing service')) {
     test('usage and cache live in the events: a new process sees them, and a rebuild reproduces them', async () => {
       const who = caller('ivan')
       const first = await service.brief('broker', { zone: 'Zona 90', profile: 'listing_agent', asking_price_usd: 250_000 }, who).then(bodyOf)
-      // A fresh service holds no memory of the above.
-      const restarted = await serviceOn(db, store)
+      // A fresh service holds no memory of the above: a new process, whose projections have caught up as it started.
+      await projections.runner.catchUp()
+      const restarted = serviceOn(db, store)
       expect(await restarted.usage('ivan', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
       const hit = await restarted.brief('broker', { asking_price_usd: 250_000, profile: 'listing_agent', zone: 'Zona 90' }, who).then(bodyOf)
       expect(hit).toMatchObject({ cached: true, briefing_id: first.briefing_id, usage: { used: 1 } })
@@ -235,15 +239,19 @@ test('PGlite: usage and cache survive closing and reopening the data directory',
   try {
     let db = await openPglite(dir)
     let store = await openSqlEventStore(db)
-    const first = await (await serviceOn(db, store)).brief('investor', investorBody(5), caller('judy')).then(bodyOf)
+    let projections = await followBriefings(db, store)
+    const first = await serviceOn(db, store).brief('investor', investorBody(5), caller('judy')).then(bodyOf)
+    await projections.stop()
     await store.close()
     await db.close()
 
     db = await openPglite(dir)
     store = await openSqlEventStore(db)
-    const reopened = await serviceOn(db, store)
+    projections = await followBriefings(db, store)
+    const reopened = serviceOn(db, store)
     expect(await reopened.usage('judy', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
     expect(await reopened.brief('investor', investorBody(5), caller('judy')).then(bodyOf)).toMatchObject({ cached: true, briefing_id: first.briefing_id })
+    await projections.stop()
     await store.close()
     await db.close()
   } finally {
@@ -257,24 +265,28 @@ describe.runIf(DATABASE_URL)('two processes on one PostgreSQL', () => {
     const schema = uniqueSchema('brf')
     const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
     const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
-    const services = [await serviceOn(dbs[0]!, stores[0]!), await serviceOn(dbs[1]!, stores[1]!)]
+    const runners = [await followBriefings(dbs[0]!, stores[0]!), await followBriefings(dbs[1]!, stores[1]!)]
+    const services = [serviceOn(dbs[0]!, stores[0]!), serviceOn(dbs[1]!, stores[1]!)]
     const who = caller('kate')
     const { ok, rejected } = await concurrentDistinct(services, who, 100, 55)
     expect(ok).toBe(50)
     expect(rejected.map((e) => e.code)).toEqual(Array(5).fill('quota_exceeded'))
     expect(await stores[0]!.readStream(quotaStream('kate', '2026-05'))).toHaveLength(50)
+    for (const r of runners) await r.stop()
     for (const s of stores) await s.close()
     for (const d of dbs) await d.close()
 
     const db = await reopenPostgres(schema, 2)
     const store = await openSqlEventStore(db)
-    const reopened = await serviceOn(db, store)
+    const projections = await followBriefings(db, store)
+    const reopened = serviceOn(db, store)
     expect(await reopened.usage('kate', 'pro', new Date('2026-05-20T10:00:00Z'))).toEqual({ used: 50, quota: 50, unlimited: false })
     const audit = await quotaAudit(store, 'kate', '2026-05')
     expect(audit.filter((e) => e.charged)).toHaveLength(50)
     const charged = audit[0]!
     const hit = await reopened.brief('investor', JSON.parse(charged.cache_key!.slice('investor:GT:'.length)), who).then(bodyOf)
     expect(hit).toMatchObject({ cached: true, briefing_id: charged.briefing_id, usage: { used: 50 } })
+    await projections.stop()
     await store.close()
     await db.close()
   })

@@ -38,6 +38,28 @@ describe('demo seeding', () => {
   })
 })
 
+describe('demo seeding on a store that appends stream by stream (KurrentDB before 25.1)', () => {
+  it('records the very events of a store that records batches all or nothing, and nothing when seeded again', async () => {
+    const target = databaseTargets('demo seeding')[0]!
+    const [atomic, byStream] = await Promise.all(
+      (['all-or-nothing', 'stream-by-stream'] as const).map(async (batches) => {
+        const db = await target.open()
+        return { db, store: await openSqlEventStore(db, { batches }) }
+      }),
+    )
+    const options = { seed: 'streams', listings: 120, anchor: ANCHOR }
+    const first = await seedDemo(byStream!.store, options)
+    await seedDemo(atomic!.store, options)
+    const comparable = (list: RecordedEvent[]) => list.map(({ recordedAt: _at, ...event }) => event)
+    expect(comparable(await byStream!.store.readAll(0, { limit: 100_000 }))).toEqual(comparable(await atomic!.store.readAll(0, { limit: 100_000 })))
+    expect(await seedDemo(byStream!.store, options)).toMatchObject({ new: 0, changed: 0, unchanged: first.read })
+    for (const { store, db } of [atomic!, byStream!]) {
+      await store.close()
+      await db.close()
+    }
+  })
+})
+
 describe('when the demo market is due', () => {
   it('while the store holds no listing event, whatever else it holds; not once a feed or the demo was ingested', async () => {
     const db = await databaseTargets('demo seeding')[0]!.open()

@@ -5,7 +5,7 @@ import Ajv2019 from 'ajv/dist/2019.js'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { loadConfig } from '../../src/config.ts'
-import { MIN_SERVER_VERSION } from '../../src/eventstore/esdb-mapping.ts'
+import { MULTI_STREAM_APPEND_SINCE } from '../../src/eventstore/esdb-mapping.ts'
 
 /**
  * docker-compose.yml cannot be started here (no Docker engine), so it is checked the way Compose
@@ -101,8 +101,8 @@ describe('docker-compose.yml', () => {
   it('runs a KurrentDB that keeps appendMany all or nothing (multi-stream appends)', () => {
     const tag = services.kurrentdb!.image!.split(':').at(-1)!
     const [major, minor] = tag.split('.').map(Number)
-    const [needMajor, needMinor] = MIN_SERVER_VERSION.split('.').map(Number)
-    expect(major! > needMajor! || (major === needMajor && minor! >= needMinor!), `KurrentDB ${tag} ≥ ${MIN_SERVER_VERSION}`).toBe(true)
+    const [needMajor, needMinor] = MULTI_STREAM_APPEND_SINCE.split('.').map(Number)
+    expect(major! > needMajor! || (major === needMajor && minor! >= needMinor!), `KurrentDB ${tag} ≥ ${MULTI_STREAM_APPEND_SINCE}`).toBe(true)
   })
 
   it('configures the API only with variables the configuration code reads and the README lists', () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  type BatchGuarantee,
   categoryOf,
   type EventStore,
   type ExpectedRevision,
@@ -112,16 +113,19 @@ function collector() {
 }
 
 /**
- * The behaviour every EventStore adapter must show. Specs share one store and isolate themselves
+ * The behaviour every EventStore adapter must show, with the batches it records (`appendMany` all or
+ * nothing, or stream by stream: see BatchGuarantee). Specs share one store and isolate themselves
  * by writing to fresh categories and reading from the head position they found on entry.
  */
-export function eventStoreContract(name: string, open: () => Promise<EventStoreUnderTest>): void {
-  describe(`event store contract: ${name}`, () => {
+export function eventStoreContract(name: string, open: () => Promise<EventStoreUnderTest>, batches: BatchGuarantee): void {
+  const atomic = batches === 'all-or-nothing'
+  describe(`event store contract: ${name} (batches ${batches})`, () => {
     let sut: EventStoreUnderTest
     const store = () => sut.store
 
     beforeAll(async () => {
       sut = await open()
+      expect(sut.store.batches).toBe(batches)
     })
     afterAll(async () => {
       await sut?.close()
@@ -380,21 +384,31 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
           [0, false],
         ])
         const all = await store().readAll(start)
-        expect(all.map((e) => [e.stream, e.revision, e.type])).toEqual([
-          [existing, 0, 'Opened'],
-          [existing, 1, 'Moved'],
-          [existing, 2, 'Moved'],
-          [fresh, 0, 'Created'],
-          [loose, 0, 'Noted'],
-        ])
         expectStrictlyIncreasing(positionsOf(all))
-        expect(results.map((r) => r.position)).toEqual([all[2]!.position, all[3]!.position, all[4]!.position])
-        expect(all.slice(1).map(asWritten)).toEqual(writes.flatMap((w) => w.events).map(asWritten))
+        const read = await store().readStreams([existing, fresh, loose])
+        expect(results.map((r) => r.position)).toEqual([existing, fresh, loose].map((s) => read.get(s)!.at(-1)!.position))
+        expect(read.get(existing)!.map((e) => [e.revision, e.type])).toEqual([
+          [0, 'Opened'],
+          [1, 'Moved'],
+          [2, 'Moved'],
+        ])
+        expect([...read.values()].flat().filter((e) => e.type !== 'Opened').map(asWritten)).toEqual(writes.flatMap((w) => w.events).map(asWritten))
+        // All or nothing, the batch is one append: its events follow each other in the log, in the order of the writes.
+        if (atomic) {
+          expect(all.map((e) => [e.stream, e.revision, e.type])).toEqual([
+            [existing, 0, 'Opened'],
+            [existing, 1, 'Moved'],
+            [existing, 2, 'Moved'],
+            [fresh, 0, 'Created'],
+            [loose, 0, 'Noted'],
+          ])
+        }
+        expect(all).toHaveLength(5)
         expect(await store().appendMany([])).toEqual([])
-        expect(await store().headPosition()).toBe(all[4]!.position)
+        expect(await store().headPosition()).toBe(Math.max(...positionsOf(all)))
       })
 
-      it('writes nothing of the batch when one expected revision fails, and names that stream', async () => {
+      it.runIf(atomic)('writes nothing of the batch when one expected revision fails, and names that stream', async () => {
         const start = await store().headPosition()
         const category = freshCategory('atomic')
         const [a, b, c] = [`${category}-a`, `${category}-b`, `${category}-c`]
@@ -418,6 +432,33 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
           [2, false],
           [0, false],
         ])
+      })
+
+      it.runIf(!atomic)('records the other writes when one expected revision fails, names that stream, and completes when called again', async () => {
+        const category = freshCategory('bystream')
+        const [a, b, c] = [`${category}-a`, `${category}-b`, `${category}-c`]
+        await store().append(b, [newEvent('Existing'), newEvent('Existing')], 'no_stream')
+        const writes = [
+          { stream: a, events: [newEvent('A')], expected: 'no_stream' as ExpectedRevision },
+          { stream: b, events: [newEvent('B')], expected: 0 as ExpectedRevision },
+          { stream: c, events: [newEvent('C')], expected: 'no_stream' as ExpectedRevision },
+        ]
+
+        const error = await store().appendMany(writes).catch((e: unknown) => e)
+
+        expect(error).toBeInstanceOf(WrongExpectedRevision)
+        expect(error).toMatchObject({ stream: b, expected: 0, actual: 1 })
+        const read = await store().readStreams([a, b, c])
+        expect([a, b, c].map((s) => read.get(s)!.map((e) => e.type))).toEqual([['A'], ['Existing', 'Existing'], ['C']])
+        // The same call again, the failed write decided anew: the recorded writes are duplicates.
+        const retried = await store().appendMany(writes.map((w) => (w.stream === b ? { ...w, expected: 1 } : w)))
+        expect(retried.map((r) => [r.revision, r.duplicate])).toEqual([
+          [0, true],
+          [2, false],
+          [0, true],
+        ])
+        const again = await store().readStreams([a, b, c])
+        expect([a, b, c].map((s) => again.get(s)!.map((e) => e.type))).toEqual([['A'], ['Existing', 'Existing', 'B'], ['C']])
       })
 
       it('treats each write like a retried append: a duplicate writes nothing, a partial one aborts the batch', async () => {
@@ -444,11 +485,18 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
           .catch((e: unknown) => e)
         expect(error).toBeInstanceOf(IdempotencyConflict)
         expect(error).toMatchObject({ stream: b })
-        if (sut.eventIdsUniqueAcrossStreams !== false) {
-          const elsewhere = { stream: d, events: [first[1]!.events[0]!], expected: 'any' as ExpectedRevision }
-          await expect(store().appendMany([elsewhere])).rejects.toBeInstanceOf(IdempotencyConflict)
+        if (atomic) {
+          if (sut.eventIdsUniqueAcrossStreams !== false) {
+            const elsewhere = { stream: d, events: [first[1]!.events[0]!], expected: 'any' as ExpectedRevision }
+            await expect(store().appendMany([elsewhere])).rejects.toBeInstanceOf(IdempotencyConflict)
+          }
+          expect(await snapshot(start, a, b, c, d)).toEqual(before)
+        } else {
+          // Stream by stream, only the partial write was refused.
+          const read = await store().readStreams([b, d])
+          expect(read.get(b)).toEqual(before.streams[1])
+          expect(read.get(d)!.map((e) => e.type)).toEqual(['D1'])
         }
-        expect(await snapshot(start, a, b, c, d)).toEqual(before)
       })
 
       it('refuses a malformed batch and writes nothing', async () => {
@@ -474,7 +522,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         expect(await snapshot(start, a, b)).toEqual({ head: start, all: [], streams: [[], []] })
       })
 
-      it('lets exactly one of 10 concurrent batches expecting the same revisions win, across processes', async () => {
+      it.runIf(atomic)('lets exactly one of 10 concurrent batches expecting the same revisions win, across processes', async () => {
         const peer = await sut.openPeer()
         const category = freshCategory('manyrace')
         const streams = [`${category}-a`, `${category}-b`, `${category}-c`]
@@ -495,7 +543,31 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         expect(claims).toEqual([[winners[0]], [winners[0]], [winners[0]]])
       })
 
-      it('loses no update when two processes keep writing batches over overlapping streams', async () => {
+      it.runIf(!atomic)('decides each stream of 10 concurrent batches on its own, across processes: one wins each expected revision, every "any" is recorded', async () => {
+        const peer = await sut.openPeer()
+        const category = freshCategory('streamrace')
+        const streams = [`${category}-a`, `${category}-b`, `${category}-c`]
+        await store().append(streams[1]!, [newEvent('Created')], 'no_stream')
+        const batches = Array.from({ length: 10 }, (_, i) => [
+          { stream: streams[0]!, events: [newEvent('Claimed', { contender: i })], expected: 'no_stream' as ExpectedRevision },
+          { stream: streams[1]!, events: [newEvent('Claimed', { contender: i })], expected: 0 as ExpectedRevision },
+          { stream: streams[2]!, events: [newEvent('Claimed', { contender: i })], expected: 'any' as ExpectedRevision },
+        ])
+
+        const outcomes = await Promise.allSettled(batches.map((batch, i) => (i % 2 === 0 ? store() : peer).appendMany(batch)))
+
+        for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(WrongExpectedRevision)
+        const read = await store().readStreams(streams)
+        const claims = streams.map((s) => read.get(s)!.filter((e) => e.type === 'Claimed').map((e) => e.data.contender as number))
+        expect(claims[0]).toHaveLength(1)
+        expect(claims[1]).toHaveLength(1)
+        expect([...claims[2]!].sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+        // A batch succeeded only where it won both decided streams.
+        const winners = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []))
+        for (const i of winners) expect([claims[0]![0], claims[1]![0]]).toEqual([i, i])
+      })
+
+      it.runIf(atomic)('loses no update when two processes keep writing batches over overlapping streams', async () => {
         const peer = await sut.openPeer()
         const category = freshCategory('overlapping')
         const stream = (n: number) => `${category}-${n}`

@@ -1,32 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openEsdbEventStore } from '../../src/eventstore/esdb-event-store.ts'
-import { EsdbMappingError } from '../../src/eventstore/esdb-mapping.ts'
-import type { EventStore, RecordedEvent } from '../../src/eventstore/port.ts'
+import type { BatchGuarantee, EventStore, RecordedEvent } from '../../src/eventstore/port.ts'
 import { startTcpProxy, type TcpProxy } from '../ratelimit/tcp-proxy.ts'
 import { eventually } from '../support/eventually.ts'
 import { type EventStoreUnderTest, eventStoreContract } from './contract.ts'
 
 /**
- * The contract against a real KurrentDB (25.1 or later), whenever ESDB_CONNECTION_STRING names one,
- * e.g. `kurrentdb://127.0.0.1:2113?tls=false`. No KurrentDB runs in CI here, so it is skipped there.
+ * The contract against a real EventStoreDB or KurrentDB (22.6 or later), whenever
+ * ESDB_CONNECTION_STRING names one, e.g. `kurrentdb://127.0.0.1:2113?tls=false`: with the batches the
+ * server allows (all or nothing from KurrentDB 25.1) and, on a server that allows both, once more
+ * stream by stream. No KurrentDB runs in CI here, so it is skipped there.
  */
 const CONNECTION = process.env.ESDB_CONNECTION_STRING
 
-/**
- * Opens the adapter; on a server without multi-stream appends (where Mirador refuses to start) it
- * says so and opens it anyway, batches over several streams refused, so that everything else can
- * still be checked against such a server by hand.
- */
-let warned = false
-async function openForContract(connection: string): Promise<EventStore> {
-  try {
-    return await openEsdbEventStore(connection)
-  } catch (error) {
-    if (!(error instanceof EsdbMappingError)) throw error
-    if (!warned) console.warn(`[warning] ${error.message}; running the contract with batches over several streams refused`)
-    warned = true
-    return openEsdbEventStore(connection, { withoutMultiStreamAppend: 'single-stream-only' })
-  }
+/** The adapter, stream by stream when asked even where the server could record batches all or nothing. */
+const openForContract = (connection: string, singleStreamAppends = false): Promise<EventStore> =>
+  openEsdbEventStore(connection, { singleStreamAppends })
+
+/** What the server allows, read once before the specs are defined. */
+async function serverBatches(connection: string): Promise<BatchGuarantee> {
+  const store = await openEsdbEventStore(connection)
+  console.info(`[info] ${connection}: KurrentDB ${store.server.version}; ${store.server.reason}`)
+  await store.close()
+  return store.batches
 }
 
 /** The connection string with its host and port replaced (to go through a proxy). */
@@ -36,10 +32,10 @@ function via(connection: string, port: number): string {
   return url.toString()
 }
 
-async function esdbUnderTest(connection: string): Promise<EventStoreUnderTest> {
+async function esdbUnderTest(connection: string, singleStreamAppends = false): Promise<EventStoreUnderTest> {
   const open: EventStore[] = []
   const openOne = async () => {
-    const store = await openForContract(connection)
+    const store = await openForContract(connection, singleStreamAppends)
     open.push(store)
     return store
   }
@@ -63,7 +59,11 @@ async function esdbUnderTest(connection: string): Promise<EventStoreUnderTest> {
 }
 
 if (CONNECTION) {
-  eventStoreContract('esdb event store on KurrentDB', () => esdbUnderTest(CONNECTION))
+  const batches = await serverBatches(CONNECTION)
+  eventStoreContract('esdb event store on KurrentDB', () => esdbUnderTest(CONNECTION), batches)
+  if (batches === 'all-or-nothing') {
+    eventStoreContract('esdb event store on KurrentDB, single-stream appends', () => esdbUnderTest(CONNECTION, true), 'stream-by-stream')
+  }
 
   describe('esdb event store: connection loss', () => {
     let proxy: TcpProxy

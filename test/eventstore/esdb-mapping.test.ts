@@ -13,23 +13,25 @@ import { openEsdbEventStore } from '../../src/eventstore/esdb-event-store.ts'
 import {
   attemptOf,
   categoryFilter,
-  checkBatch,
   EsdbMappingError,
   fromKurrent,
   importChunks,
   isStreamNotFound,
   isSystemEvent,
-  MIN_SERVER_VERSION,
+  MULTI_STREAM_APPEND_SINCE,
+  multiStreamAppendOffered,
+  OLDEST_SERVER,
   planWrite,
   positionOf,
   PROPERTY,
   readPositionAfter,
-  refusalFor,
+  serverMode,
   streamStateFor,
   toEventData,
   toPortError,
 } from '../../src/eventstore/esdb-mapping.ts'
 import {
+  checkBatch,
   EventStoreUnavailable,
   IdempotencyConflict,
   type NewEvent,
@@ -298,9 +300,42 @@ describe("the client's errors as the port's", () => {
     expect(toPortError(other)).toBe(other)
   })
 
-  it('a server without multi-stream appends is refused, naming the version needed', () => {
-    expect(refusalFor(new UnsupportedError('multiStreamAppend', '25.1'))).toMatch(`KurrentDB ${MIN_SERVER_VERSION} or later`)
-    expect(refusalFor(new UnavailableError())).toBeNull()
+})
+
+describe('the server: version and batches', () => {
+  const probe = (error: unknown) => multiStreamAppendOffered(error)
+
+  it('reads the probe: the client\'s UnsupportedError means no multi-stream appends; any answer of the server means them; unreachable is thrown', () => {
+    expect(probe(new UnsupportedError('multiStreamAppend', '25.1'))).toBe(false)
+    expect(probe(null)).toBe(true)
+    // KurrentDB 25.1 refuses an empty multi-stream append: it has them.
+    expect(probe(new Error('at least one stream is required'))).toBe(true)
+    expect(() => probe(new UnavailableError())).toThrow(EventStoreUnavailable)
+  })
+
+  it('starts on EventStoreDB 22.6 to 24.x and KurrentDB 25.0 with batches stream by stream, saying why', () => {
+    for (const version of ['24.0.0', '24.10.5', '23.10.1', '22.10.0', '22.6.0', '25.0.1']) {
+      const mode = serverMode({ version, multiStreamAppend: false }, false)
+      expect(mode).toMatchObject({ version, batches: 'stream-by-stream' })
+      expect(mode.reason).toMatch(`before KurrentDB ${MULTI_STREAM_APPEND_SINCE}`)
+    }
+    // A server that reports no version (older clients' servers) is tried like any other.
+    expect(serverMode({ version: 'unknown', multiStreamAppend: false }, false).batches).toBe('stream-by-stream')
+  })
+
+  it('records batches all or nothing on KurrentDB 25.1 and later, unless single-stream appends are asked for', () => {
+    expect(serverMode({ version: '25.1.0', multiStreamAppend: true }, false)).toMatchObject({ batches: 'all-or-nothing', version: '25.1.0' })
+    expect(serverMode({ version: '26.1.2', multiStreamAppend: true }, false).batches).toBe('all-or-nothing')
+    const forced = serverMode({ version: '25.1.0', multiStreamAppend: true }, true)
+    expect(forced.batches).toBe('stream-by-stream')
+    expect(forced.reason).toMatch(/SINGLE_STREAM_APPENDS/)
+  })
+
+  it('refuses a server older than 22.6, whose stream reads carry no $all position, naming the version needed', () => {
+    for (const version of ['20.10.5', '21.10.9', '22.2.0']) {
+      expect(() => serverMode({ version, multiStreamAppend: false }, false)).toThrow(EsdbMappingError)
+      expect(() => serverMode({ version, multiStreamAppend: false }, false)).toThrow(`EventStoreDB ${OLDEST_SERVER} or later`)
+    }
   })
 })
 

@@ -9,7 +9,7 @@ import { type IngestProgress, ingestFile, ingestLines, ingestRecords, type Rejec
 import { listingStream } from '../../src/domain/listings/listing.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { generateDemoFeed } from '../../src/domain/demo/market.ts'
-import { databaseTargets } from '../support/databases.ts'
+import { BATCH_GUARANTEES, databaseTargets } from '../support/databases.ts'
 import { aLine, aRecord, ANCHOR } from '../support/market.ts'
 
 const NOW = new Date('2026-04-01T00:00:00.000Z')
@@ -36,15 +36,15 @@ function holdingFirstRead(store: EventStore) {
 }
 const options = { fx: DEFAULT_FX, now: NOW }
 
-for (const target of databaseTargets('listing ingestion')) {
-  describe(`listing ingestion on ${target.name}`, () => {
+for (const [target, batches] of databaseTargets('listing ingestion').flatMap((t) => BATCH_GUARANTEES.map((b) => [t, b] as const))) {
+  describe(`listing ingestion on ${target.name}, batches ${batches}`, () => {
     let db: Db
     let store: EventStore
     let dir: string
 
     beforeAll(async () => {
       db = await target.open()
-      store = await openSqlEventStore(db)
+      store = await openSqlEventStore(db, { batches })
       dir = await mkdtemp(join(tmpdir(), 'mirador-ingest-'))
     })
     afterAll(async () => {
@@ -130,6 +130,21 @@ for (const target of databaseTargets('listing ingestion')) {
       // It decided both lines on an empty listing; the first line's event is now recorded: it reads again.
       expect(await overtaken).toEqual({ new: 0, changed: 1, unchanged: 1 })
       expect(await typesIn('broker', 'overtaken')).toEqual(['ListingIngested', 'ListingPriceChanged'])
+    })
+
+    it('counts each listing of a batch once when another run changed one of them after this run read them', async () => {
+      const lines = ['batch-a', 'batch-b', 'batch-c'].map((id) => aRecord({ source_id: id }))
+      const slow = holdingFirstRead(store)
+      const overtaken = ingestRecords(slow.store, lines, DEFAULT_FX)
+      await slow.reached
+
+      const newer = { ...lines[1]!, price: 1_400_000, observed_at: '2026-03-05T00:00:00.000Z' }
+      expect(await ingestRecords(store, [newer], DEFAULT_FX)).toEqual({ new: 1, changed: 0, unchanged: 0 })
+      slow.release()
+
+      // The other two are this run's, whether the store wrote them with the batch (stream by stream) or not (all or nothing).
+      expect(await overtaken).toEqual({ new: 2, changed: 0, unchanged: 1 })
+      for (const id of ['batch-a', 'batch-b', 'batch-c']) expect(await typesIn('broker', id)).toEqual(['ListingIngested'])
     })
 
     it('stores the good lines of a file, reports each bad line with its number and stores nothing of it', async () => {

@@ -11,7 +11,7 @@ import { openPostgres } from '../../src/db/postgres.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
-import { databaseTargets, isolatedDatabaseUrl, type SharedDatabase } from '../support/databases.ts'
+import { BATCH_GUARANTEES, batchesEnv, databaseTargets, isolatedDatabaseUrl, type SharedDatabase } from '../support/databases.ts'
 import { ANCHOR } from '../support/market.ts'
 import { readModelRows } from '../support/read-models.ts'
 import { BUN, tempDataDir } from '../support/server.ts'
@@ -159,8 +159,12 @@ for (const target of databaseTargets('crash safety')) {
   })
 }
 
-for (const target of databaseTargets('ingestion killed mid-file')) {
-  describe(`ingestion killed mid-file on ${target.name}`, () => {
+// Once more stream by stream (as on KurrentDB before 25.1), on the embedded store.
+const ingestionRuns = databaseTargets('ingestion killed mid-file').flatMap((target) =>
+  BATCH_GUARANTEES.filter((batches) => batches === 'all-or-nothing' || target.name === 'pglite').map((batches) => ({ target, batches })),
+)
+for (const { target, batches } of ingestionRuns) {
+  describe(`ingestion killed mid-file on ${target.name}, batches ${batches}`, () => {
     it('is re-run with the CLI and loses and duplicates nothing: the events are exactly those of a clean ingestion', async () => {
       const records = generateDemoFeed({ seed: 'kill-ingest', listings: target.name === 'pglite' ? 1500 : 2500, anchor: ANCHOR })
       const dir = tempDataDir('mirador-ingest-kill-')
@@ -168,7 +172,7 @@ for (const target of databaseTargets('ingestion killed mid-file')) {
       const file = join(dir, 'feed.ndjson')
       writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'))
       const schema = `ik_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
-      const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: join(dir, 'data') }
+      const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: join(dir, 'data'), ...batchesEnv(batches) }
       delete env.DATABASE_URL
       if (target.name === 'postgres') env.DATABASE_URL = isolatedDatabaseUrl(schema)
       const open = () => (target.name === 'postgres' ? openPostgres(process.env.DATABASE_URL!, { schema }) : openPglite(join(dir, 'data', 'pglite')))
@@ -192,7 +196,7 @@ for (const target of databaseTargets('ingestion killed mid-file')) {
       }
 
       try {
-        // Killed inside the file: the CLI records it in batches of 500 lines, each batch atomically.
+        // Killed inside the file: the CLI records it in batches of 500 lines, each all or nothing or stream by stream.
         const kill: Kill = { after: 'progress ingest ', nth: random(1, 4), delayMs: random(0, 150) }
         const killed = await run(['test/support/projector.ts', `ingest=${file}`, `${target.name}:${target.name === 'postgres' ? schema : join(dir, 'data', 'pglite')}`], env, kill)
         expect(killed.killed).toBe(true)

@@ -1,4 +1,5 @@
 import type { Db } from '../../src/db/port.ts'
+import type { BatchGuarantee } from '../../src/eventstore/port.ts'
 import { buildApp } from '../../src/http/app.ts'
 import type { Logger } from '../../src/http/errors.ts'
 import type { KeyIndex } from '../../projections/owners-and-keys/key-index.ts'
@@ -40,6 +41,8 @@ export type TestSystemOptions = {
   quotas?: { pro: number; enterprise: number }
   /** Defaults to the built-in local analyst. */
   writer?: BriefingWriter
+  /** How the event store records batches (default all-or-nothing; see BatchGuarantee). */
+  batches?: BatchGuarantee
 }
 
 /**
@@ -52,7 +55,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     info: (event, fields) => logs.push(JSON.stringify({ event, ...fields })),
     error: (event, fields) => logs.push(JSON.stringify({ level: 'error', event, ...fields })),
   }
-  const storage = await storageOn(db)
+  const storage = await storageOn(db, { batches: options.batches })
   const onError = (error: unknown) => logs.push(`background error: ${String(error)}`)
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
 import { openPostgres } from '../../src/db/postgres.ts'
+import type { BatchGuarantee } from '../../src/eventstore/port.ts'
 
 export type DatabaseTarget = {
   name: 'pglite' | 'postgres'
@@ -51,6 +52,15 @@ export function databaseTargets(suite: string): DatabaseTarget[] {
   }
   return targets
 }
+
+/**
+ * How an event store may record `appendMany`: all or nothing, or stream by stream (KurrentDB before
+ * 25.1; the SQL stores with SINGLE_STREAM_APPENDS). The suites that write batches run under both.
+ */
+export const BATCH_GUARANTEES: readonly BatchGuarantee[] = ['all-or-nothing', 'stream-by-stream']
+
+/** The environment a server or CLI process is given to record batches as `batches` says. */
+export const batchesEnv = (batches: BatchGuarantee): Record<string, string> => ({ SINGLE_STREAM_APPENDS: batches === 'stream-by-stream' ? 'on' : 'off' })
 
 /** Opens a second connection pool onto the same PostgreSQL schema (a "second process"). */
 export async function reopenPostgres(schema: string, max = 10): Promise<Db> {

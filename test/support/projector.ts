@@ -7,7 +7,10 @@
  * catch-up: every projection catches up (a server starting on a store it has not projected yet).
  * build:    `projections rebuild listings` (resuming an interrupted build, as the CLI does).
  * ingest:   `ingest FILE` as the CLI runs it on a store it opened itself, a line per batch recorded.
+ *
+ * The store records batches as the configuration says (SINGLE_STREAM_APPENDS), as the CLI's does.
  */
+import { loadConfig } from '../../src/config.ts'
 import { allProjections } from '../../src/system.ts'
 import { listGenerations } from '../../projections/engine/generations.ts'
 import { generationId } from '../../projections/engine/generation-states.ts'
@@ -23,7 +26,7 @@ import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
 const [mode, where] = process.argv.slice(2)
 const [kind, location] = [where!.slice(0, where!.indexOf(':')), where!.slice(where!.indexOf(':') + 1)]
 const db = kind === 'pglite' ? await openPglite(location) : await openPostgres(process.env.DATABASE_URL!, { schema: location, max: 2 })
-const store = await openSqlEventStore(db)
+const store = await openSqlEventStore(db, { batches: loadConfig(process.env).singleStreamAppends ? 'stream-by-stream' : 'all-or-nothing' })
 const runner = new ProjectionRunner(db, store, allProjections)
 const say = (line: string) => process.stdout.write(`${line}\n`)
 

@@ -65,8 +65,8 @@ export type RunningServer = {
   env: Record<string, string>
   /** Everything the server printed so far (stdout and stderr). */
   output(): string
-  /** Asks the server to stop (SIGTERM unless told otherwise) and waits for it to exit. */
-  stop(signal?: 'SIGTERM' | 'SIGINT'): Promise<void>
+  /** Asks the server to stop (SIGTERM unless told otherwise; SIGKILL kills it on the spot) and waits for it to exit. */
+  stop(signal?: 'SIGTERM' | 'SIGINT' | 'SIGKILL'): Promise<void>
   cli(...args: string[]): Promise<CliResult>
 }
 

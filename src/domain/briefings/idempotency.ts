@@ -1,19 +1,32 @@
 import { createHash } from 'node:crypto'
 import { type Static, Type } from '@sinclair/typebox'
+import { derivedUuid } from '../../shared/derived-uuid.ts'
 import { AppError, echo, invalidRequest } from '../../shared/errors.ts'
-import { oneOf, PERSONA_IDS } from './personas/define.ts'
+import type { Asker } from './events.ts'
+import { oneOf, PERSONA_IDS, type PersonaId } from './personas/define.ts'
+import { quotaMonth } from './quota.ts'
 
 /**
  * `Idempotency-Key` on `POST /briefings/{persona}`, with Stripe's semantics: the first result of a
  * key is kept for 24 hours and returned again for the same request; the same key with another
  * request is a 409. Keys belong to an owner (all its API keys share them).
  *
- * Each (owner, key) has a stream. A request claims the key (append with the stream's revision as
- * the expected one, so of concurrent claims in any processes exactly one wins), then records the
- * result in the same atomic append as the charge or the cache hit. Errors release the key: they
- * are not results, and a retry runs afresh. A claim carries a lease, so a key whose claimant died
- * is taken over once the lease has passed; the claimant that outlived its lease cannot record its
- * result any more (its expected revision is gone), so a key still yields at most one charge.
+ * Each (owner, key) has a stream, and every decision is one stream's: a request claims the key
+ * (appended expecting the stream's revision, so of concurrent claims in any processes exactly one
+ * wins), charges the briefing or records the cache hit in the owner's month streams, then completes
+ * the key with the result, expecting its claim's revision. A crash or a failed append between those
+ * steps is recovered by the next request with the key, never charged twice:
+ *
+ * - The runs of one request under a key form an **attempt**, opened by the first claim. At most one
+ *   charge exists per attempt: it carries the attempt and an event id derived from it
+ *   (`attemptEventId`), so a second charge of the attempt is recognised by the store as a retry.
+ * - A claim whose lease has passed (its claimant died, or is late) is taken over by the same
+ *   request, which continues the attempt: it first looks for the attempt's charge, and completes the
+ *   key from it if there is one.
+ * - Errors are not results and release the key. A release ends the attempt only when nothing of it
+ *   can have been recorded: its only run failed before writing anything. Otherwise the key is free
+ *   for the same request, which continues the attempt, and another request gets a 409 until the
+ *   attempt's 24 hours are over.
  */
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
@@ -32,6 +45,9 @@ export const idempotencyStream = (ownerId: string, key: string) => `${IDEMPOTENC
 export const replayStream = (ownerId: string, month: string) => `${REPLAY_CATEGORY}-${ownerId}-${month}`
 /** What "the same request" means: the persona and the validated input (the briefing cache key). */
 export const requestHashOf = (cacheKey: string) => sha256(cacheKey)
+/** The id of an attempt's charge or cache hit: the same for every run of the attempt, whatever it decided. */
+export const attemptEventId = (keyStream: string, attemptId: string, type: 'BriefingGenerated' | 'BriefingServedFromCache') =>
+  derivedUuid(`${keyStream}\n${attemptId}\n${type}`)
 
 /** The header's value, or null when it was not sent; a malformed value is a 400 naming the header. */
 export function parseIdempotencyKey(header: string | null | undefined): string | null {
@@ -50,9 +66,20 @@ const Common = {
   idempotency_key: Type.String(),
 }
 
+/** Fields added when charges and results were written apart are optional: older claims and releases lack them. */
 export const IdempotencyEventSchemas = {
-  IdempotencyKeyClaimed: Type.Object({ ...Common, persona: oneOf(PERSONA_IDS), request_hash: Type.String(), at: At, lease_until: At }),
-  /** The first result, recorded atomically with the charge or cache hit that produced it. */
+  IdempotencyKeyClaimed: Type.Object({
+    ...Common,
+    persona: oneOf(PERSONA_IDS),
+    request_hash: Type.String(),
+    /** This claim (a run of the request); the attempt it continues, and when that attempt was opened. */
+    claim_id: Type.Optional(Type.String()),
+    attempt_id: Type.Optional(Type.String()),
+    attempt_at: Type.Optional(At),
+    at: At,
+    lease_until: At,
+  }),
+  /** The first result. */
   IdempotencyKeyCompleted: Type.Object({
     ...Common,
     request_hash: Type.String(),
@@ -62,7 +89,13 @@ export const IdempotencyEventSchemas = {
     expires_at: At,
   }),
   /** The claimed request failed with `error`; the key is free again. */
-  IdempotencyKeyReleased: Type.Object({ ...Common, error: Type.String(), at: At }),
+  IdempotencyKeyReleased: Type.Object({
+    ...Common,
+    error: Type.String(),
+    /** The run had started to record its charge or cache hit: its attempt stays open. */
+    may_have_recorded: Type.Optional(Type.Boolean()),
+    at: At,
+  }),
 }
 export type IdempotencyEvent = {
   [K in keyof typeof IdempotencyEventSchemas]: { type: K; data: Static<(typeof IdempotencyEventSchemas)[K]> }
@@ -83,17 +116,60 @@ export const BriefingReplayedSchema = Type.Object({
 })
 export type BriefingReplayed = Static<typeof BriefingReplayedSchema>
 
+/** The replay to `asker` at `at` of the first result of `key` (recorded at `firstAt`). */
+export const briefingReplayed = (replay: {
+  briefingId: string
+  asker: Asker
+  persona: PersonaId
+  key: string
+  firstAt: string
+  at: Date
+}): BriefingReplayed => ({
+  briefing_id: replay.briefingId,
+  owner_id: replay.asker.ownerId,
+  key_id: replay.asker.keyId,
+  persona: replay.persona,
+  idempotency_key: replay.key,
+  first_at: replay.firstAt,
+  quota_month: quotaMonth(replay.at),
+  at: replay.at.toISOString(),
+})
+
+// ---- the key's state -----------------------------------------------------------------------
+
+/** The runs of one request under a key that share at most one charge (see above). */
+export type Attempt = { id: string; openedAt: string; requestHash: string; runs: number }
+
 export type IdempotencyState =
-  | { status: 'free' }
-  | { status: 'claimed'; requestHash: string; leaseUntil: string }
+  /** `open`: an attempt that may have recorded a charge or a cache hit, continued by the same request. */
+  | { status: 'free'; open: Attempt | null }
+  /** `attempt` null: claimed by an earlier version, which recorded the charge with the result at once. */
+  | { status: 'claimed'; claimId: string | null; requestHash: string; leaseUntil: string; attempt: Attempt | null }
   | { status: 'completed'; requestHash: string; briefingId: string; response: Record<string, unknown>; at: string; expiresAt: string }
 
-export const initialIdempotency: IdempotencyState = { status: 'free' }
+export const initialIdempotency: IdempotencyState = { status: 'free', open: null }
 
-export function evolveIdempotency(_state: IdempotencyState, event: IdempotencyEvent): IdempotencyState {
+/** The month an attempt's charge and cache hit are recorded in: the month it was opened (the request's). */
+export const attemptMonth = (attempt: Attempt) => quotaMonth(new Date(attempt.openedAt))
+
+const attemptOf = (state: IdempotencyState): Attempt | null =>
+  state.status === 'claimed' ? state.attempt : state.status === 'free' ? state.open : null
+
+export function evolveIdempotency(state: IdempotencyState, event: IdempotencyEvent): IdempotencyState {
   switch (event.type) {
-    case 'IdempotencyKeyClaimed':
-      return { status: 'claimed', requestHash: event.data.request_hash, leaseUntil: event.data.lease_until }
+    case 'IdempotencyKeyClaimed': {
+      const { data } = event
+      const previous = attemptOf(state)
+      const attempt = data.attempt_id
+        ? {
+            id: data.attempt_id,
+            openedAt: data.attempt_at ?? data.at,
+            requestHash: data.request_hash,
+            runs: previous?.id === data.attempt_id ? previous.runs + 1 : 1,
+          }
+        : null
+      return { status: 'claimed', claimId: data.claim_id ?? null, requestHash: data.request_hash, leaseUntil: data.lease_until, attempt }
+    }
     case 'IdempotencyKeyCompleted':
       return {
         status: 'completed',
@@ -103,8 +179,11 @@ export function evolveIdempotency(_state: IdempotencyState, event: IdempotencyEv
         at: event.data.at,
         expiresAt: event.data.expires_at,
       }
-    case 'IdempotencyKeyReleased':
-      return { status: 'free' }
+    case 'IdempotencyKeyReleased': {
+      const attempt = attemptOf(state)
+      const mayBeCharged = attempt !== null && (event.data.may_have_recorded === true || attempt.runs > 1)
+      return { status: 'free', open: mayBeCharged ? attempt : null }
+    }
     default: {
       const never: never = event
       throw new Error(`unhandled ${JSON.stringify(never)}`)
@@ -112,50 +191,45 @@ export function evolveIdempotency(_state: IdempotencyState, event: IdempotencyEv
   }
 }
 
-export type IdempotentRequest = { ownerId: string; keyId: string; key: string; persona: (typeof PERSONA_IDS)[number]; requestHash: string }
+// ---- what a request does with its key ------------------------------------------------------
 
-export type IdempotencyDecision =
-  /** Nobody holds the key: run the request under this claim. */
-  | { kind: 'claim'; event: Extract<IdempotencyEvent, { type: 'IdempotencyKeyClaimed' }> }
+export type IdempotentRequest = { ownerId: string; keyId: string; key: string; persona: PersonaId; requestHash: string }
+
+export type KeyStep =
+  /** Claim the key: a new attempt (`continuing` null), or the attempt to continue, whose charge is looked for first. */
+  | { kind: 'claim'; continuing: Attempt | null }
   /** The same request already has a result: serve it again. */
   | { kind: 'replay'; response: Record<string, unknown>; briefingId: string; firstAt: string }
   /** The same request is running elsewhere: ask again, at the latest when its lease ends. */
   | { kind: 'wait'; until: Date }
   | { kind: 'conflict'; error: AppError }
 
-const conflict = (key: string, what: string) =>
-  new AppError(
+const conflict = (key: string, what: string): KeyStep => ({
+  kind: 'conflict',
+  error: new AppError(
     'idempotency_conflict',
     `${IDEMPOTENCY_HEADER} ${echo(key)} ${what}; a key stands for one request (persona and body) for 24 hours: send a new key for a new request`,
-  )
+  ),
+})
+const IN_USE = 'is in use by a request with a different body or persona'
 
 /** Pure: what a request with an idempotency key does, given the key's recorded state and the time. */
-export function decideIdempotency(state: IdempotencyState, request: IdempotentRequest, now: Date, leaseMs: number): IdempotencyDecision {
-  const claim = (): IdempotencyDecision => ({
-    kind: 'claim',
-    event: {
-      type: 'IdempotencyKeyClaimed',
-      data: {
-        owner_id: request.ownerId,
-        key_id: request.keyId,
-        idempotency_key: request.key,
-        persona: request.persona,
-        request_hash: request.requestHash,
-        at: now.toISOString(),
-        lease_until: new Date(now.getTime() + leaseMs).toISOString(),
-      },
-    },
-  })
+export function nextStep(state: IdempotencyState, request: IdempotentRequest, now: Date): KeyStep {
+  /** Claim over an attempt that may hold a charge: only the same request may, until the attempt's 24 hours are over. */
+  const claimOver = (attempt: Attempt | null): KeyStep => {
+    if (attempt === null || Date.parse(attempt.openedAt) + IDEMPOTENCY_WINDOW_MS <= now.getTime()) return { kind: 'claim', continuing: null }
+    return attempt.requestHash === request.requestHash ? { kind: 'claim', continuing: attempt } : conflict(request.key, IN_USE)
+  }
   switch (state.status) {
     case 'free':
-      return claim()
+      return claimOver(state.open)
     case 'claimed':
-      if (Date.parse(state.leaseUntil) <= now.getTime()) return claim()
-      if (state.requestHash !== request.requestHash) return { kind: 'conflict', error: conflict(request.key, 'is in use by a request with a different body or persona') }
+      if (Date.parse(state.leaseUntil) <= now.getTime()) return claimOver(state.attempt)
+      if (state.requestHash !== request.requestHash) return conflict(request.key, IN_USE)
       return { kind: 'wait', until: new Date(state.leaseUntil) }
     case 'completed':
-      if (Date.parse(state.expiresAt) <= now.getTime()) return claim()
-      if (state.requestHash !== request.requestHash) return { kind: 'conflict', error: conflict(request.key, 'was used for a different body or persona') }
+      if (Date.parse(state.expiresAt) <= now.getTime()) return { kind: 'claim', continuing: null }
+      if (state.requestHash !== request.requestHash) return conflict(request.key, 'was used for a different body or persona')
       return { kind: 'replay', response: state.response, briefingId: state.briefingId, firstAt: state.at }
     default: {
       const never: never = state
@@ -163,3 +237,77 @@ export function decideIdempotency(state: IdempotencyState, request: IdempotentRe
     }
   }
 }
+
+// ---- the idempotency decider: one key's stream ---------------------------------------------
+
+export type IdempotencyCommand =
+  /** Claim the key for a run of `request`, identified by `claimId` (a new id), holding it `leaseMs`. */
+  | { type: 'ClaimKey'; request: IdempotentRequest; claimId: string; leaseMs: number; at: Date }
+  /** Record the first result, by the run that holds the key. */
+  | { type: 'CompleteKey'; request: IdempotentRequest; claimId: string; briefingId: string; response: Record<string, unknown>; at: Date }
+  /** The run failed with `error`; `mayHaveRecorded` when it had started to record its charge or cache hit. */
+  | { type: 'ReleaseKey'; request: IdempotentRequest; claimId: string; error: string; mayHaveRecorded: boolean; at: Date }
+
+const common = (request: IdempotentRequest) => ({ owner_id: request.ownerId, key_id: request.keyId, idempotency_key: request.key })
+
+/**
+ * Decides a key's events. A claim is decided only when the key can be claimed (see nextStep): a
+ * replay or a wait records nothing, and another request's key is refused with
+ * `idempotency_conflict`. Only the run holding the key completes or releases it: a run whose claim
+ * was taken over records nothing.
+ */
+export function decideIdempotency(command: IdempotencyCommand, state: IdempotencyState): IdempotencyEvent[] {
+  const holds = state.status === 'claimed' && state.claimId === command.claimId
+  switch (command.type) {
+    case 'ClaimKey': {
+      const step = nextStep(state, command.request, command.at)
+      if (step.kind === 'conflict') throw step.error
+      if (step.kind !== 'claim') return []
+      const at = command.at.toISOString()
+      return [
+        {
+          type: 'IdempotencyKeyClaimed',
+          data: {
+            ...common(command.request),
+            persona: command.request.persona,
+            request_hash: command.request.requestHash,
+            claim_id: command.claimId,
+            attempt_id: step.continuing?.id ?? command.claimId,
+            attempt_at: step.continuing?.openedAt ?? at,
+            at,
+            lease_until: new Date(command.at.getTime() + command.leaseMs).toISOString(),
+          },
+        },
+      ]
+    }
+    case 'CompleteKey':
+      if (!holds) return []
+      return [
+        {
+          type: 'IdempotencyKeyCompleted',
+          data: {
+            ...common(command.request),
+            request_hash: command.request.requestHash,
+            briefing_id: command.briefingId,
+            response: command.response,
+            at: command.at.toISOString(),
+            expires_at: new Date(command.at.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString(),
+          },
+        },
+      ]
+    case 'ReleaseKey':
+      if (!holds) return []
+      return [
+        {
+          type: 'IdempotencyKeyReleased',
+          data: { ...common(command.request), error: command.error, may_have_recorded: command.mayHaveRecorded, at: command.at.toISOString() },
+        },
+      ]
+    default: {
+      const never: never = command
+      throw new Error(`unhandled ${JSON.stringify(never)}`)
+    }
+  }
+}
+
+export const idempotencyDecider = { decide: decideIdempotency, evolve: evolveIdempotency, initialState: initialIdempotency }

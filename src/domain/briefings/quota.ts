@@ -1,6 +1,6 @@
-import type { ExpectedRevision } from '../../eventstore/port.ts'
 import type { ApiTier } from '../owners/owner.ts'
 import { AppError } from '../../shared/errors.ts'
+import type { BriefingGenerated } from './events.ts'
 
 /** Briefings per owner per UTC calendar month; admins are unlimited (as for rate limits). */
 export type QuotaPolicy = { pro: number; enterprise: number }
@@ -17,9 +17,6 @@ export function monthResetsAt(month: string): Date {
   return new Date(Date.UTC(year, mon, 1))
 }
 
-/** The quota stream's last revision → briefings charged in it (one BriefingGenerated per revision). */
-export const usedAt = (revision: number | 'no_stream') => (revision === 'no_stream' ? 0 : revision + 1)
-
 export function usageOf(policy: QuotaPolicy, tier: ApiTier, used: number): Usage {
   return tier === 'admin' ? { used, quota: 0, unlimited: true } : { used, quota: policy[tier], unlimited: false }
 }
@@ -35,17 +32,28 @@ export function quotaExceeded(usage: Usage, month: string, now: Date): AppError 
   )
 }
 
-export type ChargeDecision = { kind: 'append'; expected: ExpectedRevision } | { kind: 'exhausted'; usage: Usage }
+// ---- the quota decider: one owner's quota stream for one month -------------------------------
+
+/** A quota stream folded: the briefings charged to it (each of its events is one charge). */
+export type QuotaState = { used: number }
+export type QuotaEvent = { type: 'BriefingGenerated'; data: BriefingGenerated }
+/** Charge a generated briefing (built by `briefingGenerated`) to its owner's quota of `briefing.quota_month`. */
+export type ChargeBriefing = { type: 'ChargeBriefing'; tier: ApiTier; briefing: BriefingGenerated; now: Date }
 
 /**
- * Whether one more briefing may be charged to a quota stream whose last revision is `revision`.
- * The append carries that revision as the expected one, so a concurrent charge makes it fail
- * instead of both being recorded: no two charges can spend the same unit.
+ * The monthly quota: a charge is recorded while the owner's tier allows one more this month (admins
+ * always), else refused with `quota_exceeded` (used, quota, resets_at, Retry-After until then).
+ * That two concurrent charges cannot both take the last unit is the shell's part: it appends the
+ * charge expecting the stream as it was decided on.
  */
-export function decideCharge(policy: QuotaPolicy, tier: ApiTier, revision: number | 'no_stream'): ChargeDecision {
-  const usage = usageOf(policy, tier, usedAt(revision))
-  // Unlimited owners never conflict with themselves: their usage is only counted.
-  if (usage.unlimited) return { kind: 'append', expected: 'any' }
-  if (usage.used >= usage.quota) return { kind: 'exhausted', usage }
-  return { kind: 'append', expected: revision }
+export function quotaDecider(policy: QuotaPolicy) {
+  return {
+    initialState: { used: 0 } as QuotaState,
+    evolve: (state: QuotaState, _event: QuotaEvent): QuotaState => ({ used: state.used + 1 }),
+    decide(command: ChargeBriefing, state: QuotaState): QuotaEvent[] {
+      const usage = usageOf(policy, command.tier, state.used)
+      if (!usage.unlimited && usage.used >= usage.quota) throw quotaExceeded(usage, command.briefing.quota_month, command.now)
+      return [{ type: 'BriefingGenerated', data: command.briefing }]
+    },
+  }
 }

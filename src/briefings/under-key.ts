@@ -1,0 +1,107 @@
+import { loadAggregate } from '../eventstore/command-handler.ts'
+import { type AppendResult, WrongExpectedRevision } from '../eventstore/port.ts'
+import { isAppError } from '../shared/errors.ts'
+import { type BriefingResponse, briefingOf, replayOf, respond } from '../domain/briefings/answer.ts'
+import { type BriefingGenerated, quotaStream } from '../domain/briefings/events.ts'
+import {
+  attemptEventId,
+  attemptMonth,
+  briefingReplayed,
+  decideIdempotency,
+  evolveIdempotency,
+  type IdempotencyCommand,
+  type IdempotencyState,
+  type IdempotentRequest,
+  initialIdempotency,
+  isIdempotencyEvent,
+  nextStep,
+  replayStream,
+} from '../domain/briefings/idempotency.ts'
+import type { BriefingInput, Persona } from '../domain/briefings/personas/index.ts'
+import { type QuotaPolicy, usageOf } from '../domain/briefings/quota.ts'
+import type { Answering, KeyRun } from './answering.ts'
+import type { Briefed, BriefingServiceDeps, Caller } from './service.ts'
+
+/** How often a request waits for another process that holds the same Idempotency-Key. */
+const IDEMPOTENCY_POLL_MS = 100
+
+const idempotencyAggregate = { initial: initialIdempotency, evolve: evolveIdempotency, is: isIdempotencyEvent }
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** One round of a request under an Idempotency-Key: its answer, or null to ask again. */
+export type KeyRound = (stream: string, request: IdempotentRequest, persona: Persona, input: BriefingInput, cacheKey: string, caller: Caller) => Promise<Briefed | null>
+
+/**
+ * Requests with an Idempotency-Key (see src/domain/briefings/idempotency.ts): claim the key (its
+ * stream), charge or record the cache hit (the owner's month streams), complete the key (its stream,
+ * expecting the claim). Each is one stream's append; a request continuing an attempt whose run died
+ * or failed after its charge completes the key from that charge instead of charging again.
+ */
+export function keyRounds(deps: BriefingServiceDeps & { leaseMs: number; quotas: QuotaPolicy }, answer: Answering): KeyRound {
+  const { store, random, clock } = deps
+
+  /** Decides on the key's state and appends the events at `expected`; what the key then is. */
+  async function record(stream: string, command: IdempotencyCommand, state: IdempotencyState, expected: number | 'no_stream') {
+    const events = decideIdempotency(command, state)
+    if (events.length === 0) return null
+    const appended = await store.append(stream, events.map((event) => ({ id: random.uuid(), ...event })), expected)
+    return { state: events.reduce(evolveIdempotency, state), appended }
+  }
+
+  /** The attempt's charge, if an earlier run recorded one: the key's result is that briefing. */
+  async function recover(run: KeyRun, caller: Caller): Promise<BriefingResponse | null> {
+    const id = attemptEventId(run.keyStream, run.attempt.attemptId, 'BriefingGenerated')
+    const charge = (await store.readStream(quotaStream(caller.ownerId, run.month))).find((e) => e.id.toLowerCase() === id)
+    if (!charge) return null
+    return respond(briefingOf(charge.data as BriefingGenerated), false, usageOf(deps.quotas, caller.tier, charge.revision + 1))
+  }
+
+  return async function round(stream, request, persona, input, cacheKey, caller) {
+    const now = clock()
+    const { state, revision } = await loadAggregate(store, stream, idempotencyAggregate)
+    const step = nextStep(state, request, now)
+    switch (step.kind) {
+      case 'conflict':
+        throw step.error
+      case 'wait':
+        await sleep(Math.max(1, Math.min(IDEMPOTENCY_POLL_MS, step.until.getTime() - now.getTime())))
+        return null
+      case 'replay': {
+        const data = briefingReplayed({ briefingId: step.briefingId, asker: caller, persona: persona.id, key: request.key, firstAt: step.firstAt, at: now })
+        await store.append(replayStream(caller.ownerId, data.quota_month), [{ id: random.uuid(), type: 'BriefingReplayed', data }], 'any')
+        return { briefing: replayOf(step.response as BriefingResponse), replayed: true }
+      }
+      case 'claim': {
+        const claimId = random.uuid()
+        let claimed: { state: IdempotencyState; appended: AppendResult } | null
+        try {
+          claimed = await record(stream, { type: 'ClaimKey', request, claimId, leaseMs: deps.leaseMs, at: now }, state, revision)
+        } catch (error) {
+          if (error instanceof WrongExpectedRevision) return null // another request claimed it first
+          throw error
+        }
+        if (claimed?.state.status !== 'claimed' || !claimed.state.attempt) return null
+        const { attempt } = claimed.state
+        const run: KeyRun = { keyStream: stream, attempt: { key: request.key, attemptId: attempt.id }, month: attemptMonth(attempt), mayHaveRecorded: false }
+        const holding = (command: IdempotencyCommand) => record(stream, command, claimed.state, claimed.appended.revision)
+        try {
+          const briefing = (step.continuing && (await recover(run, caller))) || (await answer(persona, input, cacheKey, caller, now, run))
+          const completed = await holding({ type: 'CompleteKey', request, claimId, briefingId: briefing.briefing_id, response: briefing, at: clock() })
+          if (!completed) return null
+          return { briefing, replayed: false }
+        } catch (error) {
+          // Outlived its lease: another request holds the key now, and completes it from this charge if there is one.
+          if (error instanceof WrongExpectedRevision && error.stream === stream) return null
+          const code = isAppError(error) ? error.code : 'internal'
+          // If this fails too, the lease frees the key (and the next run of the attempt looks for its charge).
+          await holding({ type: 'ReleaseKey', request, claimId, error: code, mayHaveRecorded: run.mayHaveRecorded, at: clock() }).catch(() => {})
+          throw error
+        }
+      }
+      default: {
+        const never: never = step
+        throw new Error(`unhandled ${JSON.stringify(never)}`)
+      }
+    }
+  }
+}
