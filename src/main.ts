@@ -7,7 +7,7 @@
 import { chmodSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from './config.ts'
-import { buildApp } from './http/app.ts'
+import { buildApp } from './app.ts'
 import { operatorHandler } from './operator/socket-handler.ts'
 import { memoryRateLimiter } from './ratelimit/memory.ts'
 import { openRedisRateLimiter } from './ratelimit/redis.ts'

@@ -15,7 +15,7 @@ import type { BriefingInput, Persona } from '../domain/briefings/personas/index.
 import { quotaMonth } from '../domain/briefings/quota.ts'
 import type { Admission } from './admission.ts'
 import type { QuotaLedger } from './ledger.ts'
-import { type BriefingServiceDeps, type Caller, unknownZone } from './service.ts'
+import { type BriefingServiceDeps, type Caller, unknownZone } from './deps.ts'
 
 /**
  * A request running under a claimed Idempotency-Key: its charge or cache hit belongs to the key's

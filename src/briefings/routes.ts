@@ -8,7 +8,8 @@ import { IDEMPOTENCY_HEADER, nextStep, parseIdempotencyKey } from '../domain/bri
 import { quotaExceeded } from '../domain/briefings/quota.ts'
 import { upstreamFailure } from './openai-writer.ts'
 import { BriefingResponse } from '../domain/briefings/answer.ts'
-import { type BriefingService, unknownPersona, unknownZone } from './service.ts'
+import { unknownPersona, unknownZone } from './deps.ts'
+import type { BriefingService } from './service.ts'
 
 const CATALOGUE = personaCatalogue()
 

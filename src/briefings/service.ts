@@ -1,42 +1,13 @@
-import type { EventStore } from '../eventstore/port.ts'
-import type { Principal } from '../http/authenticate.ts'
 import type { ApiTier } from '../domain/owners/owner.ts'
-import { echo, notFound } from '../shared/errors.ts'
-import type { Clock, RandomSource } from '../shared/random.ts'
-import type { BriefingResponse } from '../domain/briefings/answer.ts'
 import { cacheKeyOf } from '../domain/briefings/cache-key.ts'
-import type { ZoneFactsSource } from '../domain/briefings/facts.ts'
 import { DEFAULT_LEASE_MS, type IdempotentRequest, idempotencyStream, parseIdempotencyKey, requestHashOf } from '../domain/briefings/idempotency.ts'
 import { findPersona } from '../domain/briefings/personas/index.ts'
-import { DEFAULT_QUOTAS, type QuotaPolicy, quotaMonth, type Usage } from '../domain/briefings/quota.ts'
-import type { BriefingWriter } from '../domain/briefings/writer.ts'
-import type { BriefingReadModel } from '../../projections/briefings/read-model.ts'
+import { DEFAULT_QUOTAS, quotaMonth, type Usage } from '../domain/briefings/quota.ts'
 import { Admission } from './admission.ts'
+import { type Briefed, type BriefingServiceDeps, type Caller, unknownPersona } from './deps.ts'
 import { answering } from './answering.ts'
 import { QuotaLedger } from './ledger.ts'
 import { keyRounds } from './under-key.ts'
-
-export type Caller = Pick<Principal, 'keyId' | 'ownerId' | 'tier'>
-
-/** The 404 of a briefing for a persona there is none of. */
-export const unknownPersona = (id: string) => notFound(`no persona ${echo(id)}; see GET /api/v1/briefings/personas`)
-/** The 404 of a briefing on a zone the country does not have. */
-export const unknownZone = (zone: string, country: string) => notFound(`${zone} does not exist in ${country}`)
-
-export type BriefingServiceDeps = {
-  store: EventStore
-  readModel: BriefingReadModel
-  facts: ZoneFactsSource
-  writer: BriefingWriter
-  clock: Clock
-  random: RandomSource
-  quotas?: QuotaPolicy
-  /** How long a request holds its Idempotency-Key before another may take it over (see idempotency.ts). */
-  idempotencyLeaseMs?: number
-}
-
-/** A briefing answer; `replayed` when it is the first result of the same Idempotency-Key, served again. */
-export type Briefed = { briefing: BriefingResponse; replayed: boolean }
 
 export type BriefingService = {
   /**

@@ -20,7 +20,7 @@ import {
 import type { BriefingInput, Persona } from '../domain/briefings/personas/index.ts'
 import { type QuotaPolicy, usageOf } from '../domain/briefings/quota.ts'
 import type { Answering, KeyRun } from './answering.ts'
-import type { Briefed, BriefingServiceDeps, Caller } from './service.ts'
+import type { Briefed, BriefingServiceDeps, Caller } from './deps.ts'
 
 /** How often a request waits for another process that holds the same Idempotency-Key. */
 const IDEMPOTENCY_POLL_MS = 100

@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia'
+import type { Logger } from '../runtime/log.ts'
 import { AppError, echo, type FieldError, httpStatus } from '../shared/errors.ts'
 import { ClientAborted } from './body.ts'
 
-export type Logger = { info(event: string, fields: Record<string, unknown>): void; error(event: string, fields: Record<string, unknown>): void }
 
 type ValidationIssue = { path?: string; message?: string; summary?: string }
 

@@ -1,6 +1,8 @@
 import { writeSync } from 'node:fs'
-import type { Logger } from '../http/errors.ts'
 import { isoTimes } from '../shared/iso-time.ts'
+
+/** Where operator messages and the access log go: one structured line per event. */
+export type Logger = { info(event: string, fields: Record<string, unknown>): void; error(event: string, fields: Record<string, unknown>): void }
 
 /** Where log text goes: stdout and stderr for the server. Each call gets whole lines. */
 export type LogOutput = { out(text: string): void; err(text: string): void }

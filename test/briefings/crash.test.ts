@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
-import type { Briefed, BriefingService, Caller } from '../../src/briefings/service.ts'
+import type { BriefingService } from '../../src/briefings/service.ts'
+import type { Briefed, Caller } from '../../src/briefings/deps.ts'
 import { cacheHitStream, quotaStream } from '../../src/domain/briefings/events.ts'
 import { DEFAULT_LEASE_MS, idempotencyStream } from '../../src/domain/briefings/idempotency.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'

@@ -1,6 +1,7 @@
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { BRIEFING_PROJECTIONS, BriefingReadModel } from '../../projections/briefings/read-model.ts'
-import { type BriefingService, briefingService, type BriefingServiceDeps } from '../../src/briefings/service.ts'
+import { type BriefingService, briefingService } from '../../src/briefings/service.ts'
+import { type BriefingServiceDeps } from '../../src/briefings/deps.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 

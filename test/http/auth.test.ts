@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { formatApiKey } from '../../src/domain/keys/api-key.ts'
 import { Elysia } from 'elysia'
-import { apiFeatures, buildApp } from '../../src/http/app.ts'
+import { apiFeatures, buildApp } from '../../src/app.ts'
 import { declaredAccess } from '../../src/http/gate.ts'
 import { PERSONA_IDS } from '../../src/domain/briefings/personas/index.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'

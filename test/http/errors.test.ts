@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
-import { buildApp } from '../../src/http/app.ts'
+import { buildApp } from '../../src/app.ts'
 import { openKeyIndex, openListingInventory, openReadyZones, storageOn, type Storage } from '../../src/system.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'

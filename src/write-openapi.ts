@@ -5,8 +5,8 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildApp } from '../http/app.ts'
-import type { ApiDeps } from '../http/app.ts'
+import { buildApp } from './app.ts'
+import type { ApiDeps } from './app.ts'
 
 const unused = new Proxy({}, {
   get() {
@@ -25,6 +25,6 @@ const deps = {
 } as unknown as ApiDeps
 
 const response = await buildApp(deps).handle(new Request('http://localhost/api/v1/openapi.json'))
-const target = join(import.meta.dirname, '../../docs/openapi.json')
+const target = join(import.meta.dirname, '../docs/openapi.json')
 writeFileSync(target, `${JSON.stringify(await response.json(), null, 2)}\n`)
 console.log(`wrote ${target}`)

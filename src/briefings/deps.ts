@@ -1,0 +1,33 @@
+import type { EventStore } from '../eventstore/port.ts'
+import type { Principal } from '../http/authenticate.ts'
+import { echo, notFound } from '../shared/errors.ts'
+import type { Clock, RandomSource } from '../shared/random.ts'
+import type { BriefingResponse } from '../domain/briefings/answer.ts'
+import type { ZoneFactsSource } from '../domain/briefings/facts.ts'
+import type { QuotaPolicy } from '../domain/briefings/quota.ts'
+import type { BriefingWriter } from '../domain/briefings/writer.ts'
+import type { BriefingReadModel } from '../../projections/briefings/read-model.ts'
+
+/** What the briefing service's parts share: who asks, what they run on, what they answer, and the 404s. */
+
+export type Caller = Pick<Principal, 'keyId' | 'ownerId' | 'tier'>
+
+/** The 404 of a briefing for a persona there is none of. */
+export const unknownPersona = (id: string) => notFound(`no persona ${echo(id)}; see GET /api/v1/briefings/personas`)
+/** The 404 of a briefing on a zone the country does not have. */
+export const unknownZone = (zone: string, country: string) => notFound(`${zone} does not exist in ${country}`)
+
+export type BriefingServiceDeps = {
+  store: EventStore
+  readModel: BriefingReadModel
+  facts: ZoneFactsSource
+  writer: BriefingWriter
+  clock: Clock
+  random: RandomSource
+  quotas?: QuotaPolicy
+  /** How long a request holds its Idempotency-Key before another may take it over (see idempotency.ts). */
+  idempotencyLeaseMs?: number
+}
+
+/** A briefing answer; `replayed` when it is the first result of the same Idempotency-Key, served again. */
+export type Briefed = { briefing: BriefingResponse; replayed: boolean }

@@ -1,0 +1,69 @@
+import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, describe, expect, test } from 'vitest'
+
+/**
+ * The layer rules of .dependency-cruiser.cjs (docs/architecture.md), run by dependency-cruiser on the
+ * code, and on small trees built to break each rule once: a rule that cannot fail proves nothing.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../..')
+const DEPCRUISE = join(ROOT, 'node_modules/.bin/depcruise')
+const CONFIG = join(ROOT, '.dependency-cruiser.cjs')
+const run = promisify(execFile)
+
+type Violation = { rule: { name: string }; from: string; to: string }
+
+async function violations(cwd: string): Promise<Violation[]> {
+  const roots = ['src', 'projections'].filter((root) => existsSync(join(cwd, root)))
+  const { stdout } = await run(DEPCRUISE, [...roots, '--config', CONFIG, '--output-type', 'json'], { cwd, maxBuffer: 64 * 1024 * 1024 }).catch(
+    // depcruise exits non-zero when it finds violations; its JSON report is on stdout either way.
+    (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }),
+  )
+  return (JSON.parse(stdout) as { summary: { violations: Violation[] } }).summary.violations
+}
+
+const trees: string[] = []
+afterAll(() => {
+  for (const tree of trees) rmSync(tree, { recursive: true, force: true })
+})
+
+/** A throwaway tree with these files (path → content) and a tsconfig, laid out like the repository. */
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mirador-layers-'))
+  trees.push(dir)
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { allowImportingTsExtensions: true, noEmit: true } }))
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true })
+    writeFileSync(join(dir, path), content)
+  }
+  return dir
+}
+
+const module = (imports: string[] = []) => `${imports.map((path, i) => `import * as m${i} from '${path}'`).join('\n')}\nexport const x = 1\n`
+
+describe('the layers', () => {
+  test('the code keeps every rule', async () => {
+    const found = await violations(ROOT)
+    expect(found.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`)).toEqual([])
+  }, 60_000)
+
+  test.each([
+    ['domain-is-pure', { 'src/domain/owners/owner.ts': module(['../../http/gate.ts']), 'src/http/gate.ts': module() }],
+    ['domain-does-no-io', { 'src/domain/owners/owner.ts': module(['node:fs']) }],
+    ['engine-knows-no-read-model', { 'projections/engine/runner.ts': module(['../listings/projection.ts']), 'projections/listings/projection.ts': module() }],
+    ['read-models-below-features', { 'projections/listings/projection.ts': module(['../../src/zones/routes.ts']), 'src/zones/routes.ts': module() }],
+    ['read-models-apart', { 'projections/listings/projection.ts': module(['../briefings/cache.ts']), 'projections/briefings/cache.ts': module() }],
+    ['platform-knows-no-domain', { 'src/eventstore/port.ts': module(['../domain/owners/owner.ts']), 'src/domain/owners/owner.ts': module() }],
+    ['shared-is-the-bottom', { 'src/shared/errors.ts': module(['../db/port.ts']), 'src/db/port.ts': module() }],
+    ['nothing-imports-the-composition-root', { 'src/zones/routes.ts': module(['../system.ts']), 'src/system.ts': module() }],
+    ['adapters-chosen-in-the-composition-root', { 'src/zones/routes.ts': module(['../db/postgres.ts']), 'src/db/postgres.ts': module() }],
+    ['no-folder-cycles', { 'src/zones/routes.ts': module(['../http/gate.ts']), 'src/http/gate.ts': module(['../zones/schemas.ts']), 'src/zones/schemas.ts': module() }],
+  ])('%s fails on an import that breaks it', async (rule, files) => {
+    const found = await violations(tree(files))
+    expect(found.map((v) => v.rule.name)).toContain(rule)
+  }, 60_000)
+})

@@ -1,0 +1,144 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { freePort } from './server.ts'
+
+/**
+ * PostgreSQL and Redis servers of a test's own, on free ports, that the test may stop, freeze
+ * (SIGSTOP) and start again: the shared ones on 5432 and 6379 are never touched. PostgreSQL is a new
+ * cluster made with the Debian binaries (`initdb`, `pg_ctl`) as the `postgres` user, which needs
+ * root; `unavailable()` says why a machine cannot, so suites can report the skip.
+ */
+
+const PG_BIN = (() => {
+  const base = '/usr/lib/postgresql'
+  if (!existsSync(base)) return null
+  const version = readdirSync(base).sort().at(-1)
+  return version ? join(base, version, 'bin') : null
+})()
+
+/** Why private servers cannot run here, or null when they can. */
+export function unavailable(): string | null {
+  if (!PG_BIN || !existsSync(join(PG_BIN, 'initdb'))) return 'no PostgreSQL server binaries under /usr/lib/postgresql'
+  if (process.getuid?.() !== 0) return 'making a PostgreSQL cluster as the postgres user needs root'
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' })
+  } catch {
+    return 'no redis-server'
+  }
+  return null
+}
+
+const asPostgres = (command: string, args: string[]) =>
+  execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN!, command), ...args], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
+
+/** The process ids of a running cluster: the postmaster and every process it started. */
+function clusterPids(dir: string): number[] {
+  const pidFile = join(dir, 'postmaster.pid')
+  if (!existsSync(pidFile)) return []
+  const postmaster = Number(execFileSync('head', ['-n', '1', pidFile]).toString().trim())
+  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)]).toString().split('\n').map(Number).filter(Boolean)
+  return [postmaster, ...children]
+}
+
+export type PrivatePostgres = {
+  /** `postgres://postgres@127.0.0.1:PORT/postgres` */
+  readonly url: string
+  /** `pg_ctl stop -m immediate`: every connection dropped at once, as in a crash. */
+  stop(): void
+  start(): void
+  /** Every process of the cluster stopped (SIGSTOP): connections stay open and nothing answers. */
+  freeze(): void
+  thaw(): void
+  dispose(): void
+}
+
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'mirador-pg-'))
+  chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()))
+  asPostgres('initdb', ['-D', dir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'])
+  const port = await freePort()
+  const start = () =>
+    void asPostgres('pg_ctl', [
+      '-D',
+      dir,
+      '-w',
+      '-l',
+      join(dir, 'server.log'),
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+      'start',
+    ])
+  const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
+    for (const pid of clusterPids(dir)) {
+      try {
+        process.kill(pid, name)
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  start()
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: () => void asPostgres('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop']),
+    start,
+    freeze: () => signal('SIGSTOP'),
+    thaw: () => signal('SIGCONT'),
+    dispose() {
+      signal('SIGCONT')
+      try {
+        asPostgres('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop'])
+      } catch {
+        // already stopped
+      }
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export type PrivateRedis = {
+  /** `redis://127.0.0.1:PORT` */
+  readonly url: string
+  stop(): Promise<void>
+  start(): Promise<void>
+  freeze(): void
+  thaw(): void
+  dispose(): Promise<void>
+}
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort()
+  let child: ChildProcess | null = null
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    for (let i = 0; i < 100; i++) {
+      try {
+        execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'ignore' })
+        return
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+    throw new Error(`redis-server on port ${port} did not start`)
+  }
+  const stop = async () => {
+    const running = child
+    child = null
+    if (!running || running.exitCode !== null) return
+    running.kill('SIGCONT')
+    const exited = new Promise((resolve) => running.once('exit', resolve))
+    running.kill('SIGKILL')
+    await exited
+  }
+  await start()
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop,
+    start,
+    freeze: () => void child?.kill('SIGSTOP'),
+    thaw: () => void child?.kill('SIGCONT'),
+    dispose: stop,
+  }
+}
