@@ -1,7 +1,7 @@
 import type { ApiTier } from '../domain/owners/owner.ts'
 import { AppError } from '../shared/errors.ts'
 import { hashApiKey, isWellFormedApiKey } from '../domain/keys/api-key.ts'
-import type { Scope } from '../domain/keys/key.ts'
+import { keyStanding, type Scope } from '../domain/keys/key.ts'
 import type { IndexedKey, IndexedOwner } from '../../projections/owners-and-keys/key-index.ts'
 
 export type Principal = { keyId: string; ownerId: string; tier: ApiTier; scopes: Scope[] }
@@ -25,7 +25,8 @@ export const KEY_REFUSALS = {
  * The caller of a request, or why it is refused (returned, not thrown: refusals are the common case
  * under abuse). `auth_required` when no bearer key is presented, `invalid_key` when the key is
  * malformed, has a bad checksum, is unknown or revoked, or its owner is inactive; `tier_required`
- * for free owners. Malformed keys are refused before any lookup. Messages never echo the key.
+ * for free owners (the rule of validity: keyStanding). Malformed keys are refused before any lookup.
+ * Messages never echo the key.
  */
 export function authenticate(authorization: string | null, lookup: KeyLookup): Principal | AppError {
   const presented = authorization?.trim()
@@ -36,9 +37,15 @@ export function authenticate(authorization: string | null, lookup: KeyLookup): P
   if (!isWellFormedApiKey(text)) return KEY_REFUSALS.malformed
   const key = lookup.key(hashApiKey(text))
   if (!key) return KEY_REFUSALS.unknown
-  if (key.status === 'revoked') return KEY_REFUSALS.revoked
   const owner = lookup.owner(key.ownerId)
-  if (!owner || owner.status !== 'active') return KEY_REFUSALS.ownerInactive
-  if (owner.tier === 'free') return KEY_REFUSALS.freeTier
-  return { keyId: key.keyId, ownerId: key.ownerId, tier: owner.tier, scopes: key.scopes }
+  switch (keyStanding(key, owner)) {
+    case 'valid':
+      return { keyId: key.keyId, ownerId: key.ownerId, tier: owner!.tier as ApiTier, scopes: key.scopes }
+    case 'revoked':
+      return KEY_REFUSALS.revoked
+    case 'owner_inactive':
+      return KEY_REFUSALS.ownerInactive
+    case 'free_tier':
+      return KEY_REFUSALS.freeTier
+  }
 }
