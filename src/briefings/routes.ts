@@ -2,13 +2,13 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { readJsonBody } from '../http/body.ts'
 import type { Gate } from '../http/gate.ts'
-import { operation, type OperationSpec, refusalOf, undocumented } from '../http/openapi.ts'
+import { operation, type OperationSpec, refusalOf } from '../http/openapi.ts'
 import { PERSONAS, type Persona, PersonaCatalogue, personaCatalogue } from '../domain/briefings/personas/index.ts'
 import { IDEMPOTENCY_HEADER, nextStep, parseIdempotencyKey } from '../domain/briefings/idempotency.ts'
 import { quotaExceeded } from '../domain/briefings/quota.ts'
 import { upstreamFailure } from './openai-writer.ts'
 import { BriefingResponse } from '../domain/briefings/answer.ts'
-import { unknownPersona, unknownZone } from './deps.ts'
+import { unknownZone } from './deps.ts'
 import type { BriefingService } from './service.ts'
 
 const CATALOGUE = personaCatalogue()
@@ -70,8 +70,8 @@ function briefingOperation(persona: Persona): OperationSpec {
 
 /**
  * GET /briefings/personas and POST /briefings/{persona} for each persona, relative to /api/v1 (one
- * route per persona, so that each body schema is documented on its own path; any other persona is a
- * 404 naming the list, after the gate like the rest). Order for a briefing, after the gate: content type, size, JSON (400/413) →
+ * route per persona, so that each body schema is documented on its own path; an unknown persona is
+ * an unknown path: 404). Order for a briefing, after the gate: content type, size, JSON (400/413) →
  * body fields (400) → unknown zone (404) → cache hit → quota (429) → writer (502) → charge.
  */
 export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
@@ -98,13 +98,5 @@ export function briefingRoutes(deps: { gate: Gate; service: BriefingService }) {
       { scope: 'write', detail: operation(briefingOperation(persona)) },
     )
   }
-  // Any other persona: the same gate, then a 404 that points to the list (undocumented: not an operation).
-  routes.post(
-    '/briefings/:persona',
-    ({ params }) => {
-      throw unknownPersona(params.persona)
-    },
-    { scope: 'write', detail: undocumented },
-  )
   return routes
 }

@@ -19,7 +19,7 @@ function validationDetails(error: unknown, where: string): FieldError[] {
 
 /** A request to a path no route serves. Outside the API prefix the answer says where the API is. */
 export const noEndpoint = (path: string, outsideApi = false) =>
-  new AppError('not_found', `no endpoint at ${echo(path)}${outsideApi ? '; the API lives under /api/v1' : ''}`)
+  new AppError('not_found', `no endpoint at ${echo(path)}; ${outsideApi ? 'the API lives under /api/v1' : 'GET /api/v1/openapi.json lists every endpoint'}`)
 
 /** A known path asked with a method it does not take. */
 export const methodNotAllowed = (method: string, allow: string) =>
