@@ -93,4 +93,3 @@ export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] =
   return app
 }
 
-export type App = ReturnType<typeof buildApp>

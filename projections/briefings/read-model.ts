@@ -1,7 +1,6 @@
 import { briefingCacheProjection } from './cache.ts'
 import { briefingUsageProjection } from './usage.ts'
 import { liveTables } from '../engine/live-tables.ts'
-import type { Projection } from '../engine/projection.ts'
 import type { Db } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
 import { type CachedBriefing, stillCached } from '../../src/domain/briefings/answer.ts'
@@ -9,8 +8,6 @@ import type { Confidence } from '../../src/domain/briefings/analysis.ts'
 
 /** Briefings remembered in memory (found in the cache, or just recorded); past this many the memory starts over. */
 const MAX_REMEMBERED = 10_000
-
-export const BRIEFING_PROJECTIONS: readonly Projection[] = [briefingCacheProjection, briefingUsageProjection]
 
 /** The cached briefing for `cacheKey` that is still fresh at `now`, if any (the rule of `stillCached`). */
 async function findCachedBriefing(db: Db, tables: { cache: string }, cacheKey: string, now: Date): Promise<CachedBriefing | null> {

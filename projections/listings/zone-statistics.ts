@@ -1,6 +1,6 @@
-import { type ListingsTables, listingsProjection } from './projection.ts'
-import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
-import type { Db, Row, Sql } from '../../src/db/port.ts'
+import type { ListingsTables } from './projection.ts'
+import type { LiveGeneration } from '../engine/live-tables.ts'
+import type { Row, Sql } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
 import { BEDROOM_GROUPS, type Country, OPERATIONS, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'
 import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from '../../src/domain/market/zone-name.ts'
@@ -243,24 +243,4 @@ export function zoneDetailAt(facts: CountryZoneFacts, slug: string, now: Date): 
     source_mix: zone.source_mix,
     updated_at: zone.updated_at,
   }
-}
-
-const generationOf = (db: Db, given?: ListingsGeneration) => (given ? Promise.resolve(given) : liveTables(db).of(listingsProjection))
-
-/** GET /zones computed in SQL now, from the live generation or a given one (`projections diff`, tests). */
-export async function listZones(db: Db, country: Country, now: Date, given?: ListingsGeneration): Promise<ZoneSummary[]> {
-  const { tables } = await generationOf(db, given)
-  return zonesAt(await countryZoneFacts(db, tables, country), now)
-}
-
-/** GET /zone/{slug} computed in SQL now, from the live generation or a given one. */
-export async function getZoneDetail(
-  db: Db,
-  country: Country,
-  slug: string,
-  now: Date,
-  given?: ListingsGeneration,
-): Promise<ZoneDetail | null> {
-  const { tables } = await generationOf(db, given)
-  return zoneDetailAt(await countryZoneFacts(db, tables, country), slug, now)
 }

@@ -3,6 +3,8 @@ import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
 import { invalidRequest } from '../shared/errors.ts'
 import { type BriefingEvent, cacheHitStream, isBriefingEvent, quotaStream } from '../domain/briefings/events.ts'
 import { type BriefingReplayed, replayStream } from '../domain/briefings/idempotency.ts'
+import { Month } from '../domain/schemas.ts'
+import { isValid } from '../shared/validate.ts'
 
 export type QuotaAuditEntry = {
   position: number
@@ -31,7 +33,6 @@ export type QuotaAuditEntry = {
 type AuditedEvent = BriefingEvent | { type: 'BriefingReplayed'; data: BriefingReplayed }
 const isAudited = (event: { type: string }): event is AuditedEvent => isBriefingEvent(event) || event.type === 'BriefingReplayed'
 
-const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/
 
 /**
  * Every charge, free cache hit and Idempotency-Key replay of `ownerId` in `month` (YYYY-MM), in the
@@ -40,7 +41,7 @@ const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/
  * read model.
  */
 export async function quotaAudit(store: EventStore, ownerId: string, month: string, until?: string): Promise<QuotaAuditEntry[]> {
-  if (!MONTH.test(month)) throw invalidRequest('month must be YYYY-MM', [{ field: 'month', message: 'Expected YYYY-MM' }])
+  if (!isValid(Month, month)) throw invalidRequest('month must be YYYY-MM', [{ field: 'month', message: 'Expected YYYY-MM' }])
   const limit = parseUntil(until)
 
   const streams = await store.readStreams([quotaStream(ownerId, month), cacheHitStream(ownerId, month), replayStream(ownerId, month)])

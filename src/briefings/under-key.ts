@@ -7,13 +7,10 @@ import {
   attemptEventId,
   attemptMonth,
   briefingReplayed,
-  decideIdempotency,
-  evolveIdempotency,
   type IdempotencyCommand,
+  idempotencyDecider,
   type IdempotencyState,
   type IdempotentRequest,
-  initialIdempotency,
-  isIdempotencyEvent,
   nextStep,
   replayStream,
 } from '../domain/briefings/idempotency.ts'
@@ -25,7 +22,6 @@ import type { Briefed, BriefingServiceDeps, Caller } from './deps.ts'
 /** How often a request waits for another process that holds the same Idempotency-Key. */
 const IDEMPOTENCY_POLL_MS = 100
 
-const idempotencyAggregate = { initial: initialIdempotency, evolve: evolveIdempotency, is: isIdempotencyEvent }
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** One round of a request under an Idempotency-Key: its answer, or null to ask again. */
@@ -42,10 +38,10 @@ export function keyRounds(deps: BriefingServiceDeps & { leaseMs: number; quotas:
 
   /** Decides on the key's state and appends the events at `expected`; what the key then is. */
   async function record(stream: string, command: IdempotencyCommand, state: IdempotencyState, expected: number | 'no_stream') {
-    const events = decideIdempotency(command, state)
+    const events = idempotencyDecider.decide(command, state)
     if (events.length === 0) return null
     const appended = await store.append(stream, events.map((event) => ({ id: random.uuid(), ...event })), expected)
-    return { state: events.reduce(evolveIdempotency, state), appended }
+    return { state: events.reduce(idempotencyDecider.evolve, state), appended }
   }
 
   /** The attempt's charge, if an earlier run recorded one: the key's result is that briefing. */
@@ -58,7 +54,7 @@ export function keyRounds(deps: BriefingServiceDeps & { leaseMs: number; quotas:
 
   return async function round(stream, request, persona, input, cacheKey, caller) {
     const now = clock()
-    const { state, revision } = await loadAggregate(store, stream, idempotencyAggregate)
+    const { state, revision } = await loadAggregate(store, stream, idempotencyDecider)
     const step = nextStep(state, request, now)
     switch (step.kind) {
       case 'conflict':

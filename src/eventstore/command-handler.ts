@@ -2,8 +2,9 @@ import type { EventStore, RecordedEvent } from './port.ts'
 
 type DomainEvent = { type: string; data: Record<string, unknown> }
 
+/** What replaying a stream needs of an aggregate: a domain decider has these (and `decide`). */
 export type Aggregate<S, E extends DomainEvent> = {
-  initial: S
+  initialState: S
   evolve(state: S, event: E): S
   /** Narrows a stored event to the aggregate's own union. */
   is(event: { type: string }): event is E
@@ -11,7 +12,7 @@ export type Aggregate<S, E extends DomainEvent> = {
 
 /** The state a stream's recorded events lead to (events of other aggregates are ignored). */
 export function stateOf<S, E extends DomainEvent>(aggregate: Aggregate<S, E>, events: readonly RecordedEvent[]): S {
-  let state = aggregate.initial
+  let state = aggregate.initialState
   for (const event of events) {
     const domain = { type: event.type, data: event.data }
     if (aggregate.is(domain)) state = aggregate.evolve(state, domain)

@@ -1,22 +1,10 @@
 import { Buffer } from 'node:buffer'
-import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
-import { createInterface } from 'node:readline'
-import { type Aggregate, stateOf } from '../eventstore/command-handler.ts'
+import { stateOf } from '../eventstore/command-handler.ts'
 import { type EventStore, IdempotencyConflict, type RecordedEvent, type StreamWrite, WrongExpectedRevision } from '../eventstore/port.ts'
 import type { FxTable } from '../domain/market/fx.ts'
 import type { FieldError } from '../shared/errors.ts'
 import { type FeedRecord, parseFeedLine } from '../domain/listings/feed.ts'
-import {
-  decideListing,
-  evolveListing,
-  isListingEvent,
-  type Listing,
-  type ListingEvent,
-  listingEventId,
-  listingStream,
-  untracked,
-} from '../domain/listings/listing.ts'
+import { type Listing, listingDecider, type ListingEvent, listingEventId, listingStream } from '../domain/listings/listing.ts'
 
 /** Per feed line: first sight of a listing, a change recorded, or nothing new. */
 export type IngestCounts = { new: number; changed: number; unchanged: number }
@@ -48,7 +36,6 @@ const add = (into: IngestCounts, more: IngestCounts) => {
   into.unchanged += more.unchanged
 }
 
-const listingAggregate: Aggregate<Listing, ListingEvent> = { initial: untracked, evolve: evolveListing, is: isListingEvent }
 
 /** A listing's feed lines (in their order) and what they add to its recorded history. */
 type Observation = { lines: number; counts: IngestCounts; write: StreamWrite | null }
@@ -57,14 +44,14 @@ type Observation = { lines: number; counts: IngestCounts; write: StreamWrite | n
 function observe(stream: string, records: readonly FeedRecord[], history: readonly RecordedEvent[], fx: FxTable): Observation {
   const counts = zero()
   const events: ListingEvent[] = []
-  let listing = stateOf(listingAggregate, history)
+  let listing = stateOf(listingDecider, history)
   for (const record of records) {
-    const decided = decideListing({ type: 'ObserveListing', record, fx }, listing)
+    const decided = listingDecider.decide({ type: 'ObserveListing', record, fx }, listing)
     if (decided.length === 0) counts.unchanged += 1
     else if (listing.status === 'untracked') counts.new += 1
     else counts.changed += 1
     events.push(...decided)
-    listing = decided.reduce(evolveListing, listing)
+    listing = decided.reduce(listingDecider.evolve, listing)
   }
   if (events.length === 0) return { lines: records.length, counts, write: null }
   const revision = history.at(-1)?.revision
@@ -240,17 +227,4 @@ export async function ingestLines(
   bytesRead = totalBytes ?? bytesRead
   await flush()
   return summary
-}
-
-/** `ingest FILE.ndjson`: the file read line by line (constant memory), progress in bytes. */
-export async function ingestFile(store: EventStore, path: string, options: IngestOptions): Promise<IngestSummary> {
-  const { size } = await stat(path)
-  const input = createReadStream(path, { encoding: 'utf8' })
-  const lines = createInterface({ input, crlfDelay: Infinity })
-  try {
-    return await ingestLines(store, lines, options, size)
-  } finally {
-    lines.close()
-    input.destroy()
-  }
 }

@@ -3,7 +3,7 @@ import { countryContext } from '../../src/domain/briefings/facts.ts'
 import { zoneFactsFrom } from '../../src/briefings/facts-source.ts'
 import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
-import { listZones } from '../../projections/listings/zone-statistics.ts'
+import { listZones } from '../support/sql-zone-answers.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { ANCHOR, type Market, openMarket } from '../support/market.ts'
 

@@ -1,9 +1,14 @@
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
-import { BRIEFING_PROJECTIONS, BriefingReadModel } from '../../projections/briefings/read-model.ts'
+import { briefingCacheProjection } from '../../projections/briefings/cache.ts'
+import { BriefingReadModel } from '../../projections/briefings/read-model.ts'
+import { briefingUsageProjection } from '../../projections/briefings/usage.ts'
 import { type BriefingService, briefingService } from '../../src/briefings/service.ts'
 import { type BriefingServiceDeps } from '../../src/briefings/deps.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
+
+/** The two briefing read models, as the server lists them among all (src/system.ts). */
+export const BRIEFING_PROJECTIONS = [briefingCacheProjection, briefingUsageProjection]
 
 /**
  * The briefing read models on `db`, kept current from `store` by a projection runner as the server's

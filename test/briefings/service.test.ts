@@ -7,7 +7,6 @@ import { liveTables } from '../../projections/engine/live-tables.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { quotaStream } from '../../src/domain/briefings/events.ts'
-import { BRIEFING_PROJECTIONS } from '../../projections/briefings/read-model.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import type { Briefed, Caller } from '../../src/briefings/deps.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
@@ -19,7 +18,7 @@ import { AppError } from '../../src/shared/errors.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
 import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
-import { briefingServiceOn, followBriefings } from './harness.ts'
+import { BRIEFING_PROJECTIONS, briefingServiceOn, followBriefings } from './harness.ts'
 
 const ZONES = gtZones(400)
 const facts = fixtureFacts(ZONES)

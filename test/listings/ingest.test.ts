@@ -1,11 +1,13 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createReadStream } from 'node:fs'
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
-import { type IngestProgress, ingestFile, ingestLines, ingestRecords, type Rejection } from '../../src/listings/ingest.ts'
+import { type IngestProgress, ingestLines, ingestRecords, type Rejection } from '../../src/listings/ingest.ts'
 import { listingStream } from '../../src/domain/listings/listing.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { generateDemoFeed } from '../../src/domain/demo/market.ts'
@@ -162,12 +164,14 @@ for (const [target, batches] of databaseTargets('listing ingestion').flatMap((t)
       await writeFile(path, `\uFEFF${lines.join("\n")}\n`)
       const seen: Rejection[] = []
       const progress: IngestProgress[] = []
-      const summary = await ingestFile(store, path, {
-        ...options,
-        batchSize: 2,
-        onRejected: (r) => seen.push(r),
-        onProgress: (p) => progress.push(p),
-      })
+      const input = createReadStream(path, { encoding: 'utf8' })
+      const fileLines = createInterface({ input, crlfDelay: Infinity })
+      const summary = await ingestLines(
+        store,
+        fileLines,
+        { ...options, batchSize: 2, onRejected: (r) => seen.push(r), onProgress: (p) => progress.push(p) },
+        (await stat(path)).size,
+      )
 
       expect(summary).toMatchObject({ read: 7, new: 2, changed: 1, unchanged: 1, rejected: 3 })
       expect(summary.rejections.map((r) => [r.line, r.details.map((d) => d.field)])).toEqual([

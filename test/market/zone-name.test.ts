@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { countryFrom } from '../../src/domain/market/vocabulary.ts'
 import { zoneName, zoneNumberOfName, zoneNumberOfSlug, zoneSlug } from '../../src/domain/market/zone-name.ts'
 
 describe('zone names and slugs', () => {
@@ -15,11 +14,5 @@ describe('zone names and slugs', () => {
       expect(zoneNumberOfName(bad)).toBeNull()
     }
     for (const bad of ['Zona-1', 'zona-01', 'zona-0', 'zona_1', 'zona-', 'zona-1/']) expect(zoneNumberOfSlug(bad)).toBeNull()
-  })
-
-  it('reads country codes in any letter case', () => {
-    expect(countryFrom('gt')).toBe('GT')
-    expect(countryFrom('Br')).toBe('BR')
-    expect(countryFrom('MX')).toBeNull()
   })
 })

@@ -4,9 +4,8 @@ import { CACHE_TTL_MS } from './cache-key.ts'
 import { oneOf, PERSONA_IDS, type PersonaId } from './personas/define.ts'
 import type { BriefingInput } from './personas/index.ts'
 import type { BriefingDraft } from './writer.ts'
+import { At, Month } from '../schemas.ts'
 
-const At = Type.String({ format: 'date-time' })
-const Month = Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' })
 
 const BriefingResult = Type.Object({
   verdict: Type.String(),

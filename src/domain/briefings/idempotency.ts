@@ -5,6 +5,8 @@ import { AppError, echo, invalidRequest } from '../../shared/errors.ts'
 import type { Asker } from './events.ts'
 import { oneOf, PERSONA_IDS, type PersonaId } from './personas/define.ts'
 import { quotaMonth } from './quota.ts'
+import { At } from '../schemas.ts'
+import type { Decider } from '../decider.ts'
 
 /**
  * `Idempotency-Key` on `POST /briefings/{persona}`, with Stripe's semantics: the first result of a
@@ -58,7 +60,6 @@ export function parseIdempotencyKey(header: string | null | undefined): string |
   ])
 }
 
-const At = Type.String({ format: 'date-time' })
 const Common = {
   owner_id: Type.String(),
   /** The API key that sent the request (keys are scoped to the owner, not to the API key). */
@@ -310,4 +311,9 @@ export function decideIdempotency(command: IdempotencyCommand, state: Idempotenc
   }
 }
 
-export const idempotencyDecider = { decide: decideIdempotency, evolve: evolveIdempotency, initialState: initialIdempotency }
+export const idempotencyDecider: Decider<IdempotencyCommand, IdempotencyEvent, IdempotencyState> = {
+  decide: decideIdempotency,
+  evolve: evolveIdempotency,
+  initialState: initialIdempotency,
+  is: isIdempotencyEvent,
+}

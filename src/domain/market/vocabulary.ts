@@ -44,8 +44,3 @@ export const COUNTRY_CURRENCIES: Record<Country, readonly Currency[]> = {
   PA: ['PAB', 'USD'],
   BR: ['BRL', 'USD'],
 }
-
-const byUpperCase = new Map<string, Country>(COUNTRIES.map((c) => [c, c]))
-
-/** A country code in any letter case, or null when it is not one of the eight. */
-export const countryFrom = (text: string): Country | null => byUpperCase.get(text.trim().toUpperCase()) ?? null

@@ -1,9 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { handleCommand } from '../../eventstore/command-handler.ts'
 import { formatApiKey, hashApiKey, keyHint, newKeyId } from '../../domain/keys/api-key.ts'
-import { type ApiKey, KeyEventSchemas, SCOPE_ALLOWS, SCOPES, decideKey, keyStream } from '../../domain/keys/key.ts'
+import { type ApiKey, KeyEventSchemas, SCOPE_ALLOWS, SCOPES, keyDecider, keyStream } from '../../domain/keys/key.ts'
 import { param, storeCommand } from '../command.ts'
-import { keyAggregate, loadOwner } from './aggregates.ts'
+import { loadOwner } from './aggregates.ts'
 import { ownerIdParam } from './owners.ts'
 import { actor } from './params.ts'
 
@@ -42,7 +42,7 @@ export const keyIssue = storeCommand({
       ownerState: owner,
       actorState: actor,
     }
-    const { events } = await handleCommand(ctx.store, keyStream(keyId), keyAggregate, (key: ApiKey) => decideKey(command, key), ctx.random.uuid)
+    const { events } = await handleCommand(ctx.store, keyStream(keyId), keyDecider, (key: ApiKey) => keyDecider.decide(command, key), ctx.random.uuid)
     const issued = events[0]!.data as Static<typeof KeyEventSchemas.ApiKeyIssued>
     // The plaintext leaves the system here, once; it is in no event, row or log.
     return { key: plaintext, key_id: keyId, owner_id: a.owner, scopes: issued.scopes, hint: issued.hint, label: issued.label }

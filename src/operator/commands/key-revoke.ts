@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { handleCommand } from '../../eventstore/command-handler.ts'
-import { type ApiKey, decideKey, keyStream } from '../../domain/keys/key.ts'
+import { type ApiKey, keyDecider, keyStream } from '../../domain/keys/key.ts'
 import { param, storeCommand } from '../command.ts'
-import { keyAggregate, loadOwner } from './aggregates.ts'
+import { loadOwner } from './aggregates.ts'
 import { KeyId, actor } from './params.ts'
 
 export const keyRevoke = storeCommand({
@@ -16,7 +16,7 @@ export const keyRevoke = storeCommand({
   async run(ctx, a) {
     const actor = await loadOwner(ctx.store, a.actor)
     const command = { type: 'RevokeApiKey' as const, keyId: a.key_id, actor: a.actor, reason: a.reason ?? null, at: ctx.clock().toISOString(), actorState: actor }
-    await handleCommand(ctx.store, keyStream(a.key_id), keyAggregate, (key: ApiKey) => decideKey(command, key), ctx.random.uuid)
+    await handleCommand(ctx.store, keyStream(a.key_id), keyDecider, (key: ApiKey) => keyDecider.decide(command, key), ctx.random.uuid)
     return { key_id: a.key_id, status: 'revoked' }
   },
   output: (r) => `key ${r.key_id} revoked`,

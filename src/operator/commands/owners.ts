@@ -1,7 +1,6 @@
 import { handleCommand } from '../../eventstore/command-handler.ts'
-import { type Owner, type OwnerCommand, OwnerId, TIERS, Tier, decideOwner, ownerStream } from '../../domain/owners/owner.ts'
+import { type Owner, type OwnerCommand, OwnerId, TIERS, Tier, ownerDecider, ownerStream } from '../../domain/owners/owner.ts'
 import { type OperatorContext, param } from '../command.ts'
-import { ownerAggregate } from './aggregates.ts'
 
 /** What the owner commands share: their parameters, the decision, and the owner as they answer it. */
 
@@ -13,7 +12,7 @@ export const ownerView = (owner: Owner): OwnerResult['owner'] =>
 /** Records the owner's decision on `command`; `changed` is false when it was already so. */
 export async function changeOwner(ctx: OperatorContext, command: (at: string) => OwnerCommand): Promise<OwnerResult> {
   const decided = command(ctx.clock().toISOString())
-  const result = await handleCommand(ctx.store, ownerStream(decided.ownerId), ownerAggregate, (owner) => decideOwner(decided, owner), ctx.random.uuid)
+  const result = await handleCommand(ctx.store, ownerStream(decided.ownerId), ownerDecider, (owner) => ownerDecider.decide(decided, owner), ctx.random.uuid)
   return { owner: ownerView(result.state), changed: result.events.length > 0 }
 }
 
