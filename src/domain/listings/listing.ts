@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { type Static, Type } from '@sinclair/typebox'
 import { type FxTable, toUsd } from '../market/fx.ts'
 import { Country, Currency, Operation, PropertyType, Source } from '../market/vocabulary.ts'
+import { derivedUuid } from '../../shared/derived-uuid.ts'
 import type { Decider } from '../decider.ts'
 import { Broker, type FeedRecord } from './feed.ts'
 
@@ -224,12 +225,8 @@ export function evolveListing(listing: Listing, event: ListingEvent): Listing {
  * append of the same decision is recognised as a duplicate, while a different decision at the same
  * revision (a concurrent writer won) gets different ids and fails on the expected revision.
  */
-export function listingEventId(stream: string, revision: number, event: ListingEvent): string {
-  const hex = createHash('sha256').update(`${stream}\n${revision}\n${event.type}\n${JSON.stringify(event.data)}`).digest('hex')
-  // RFC 9562 layout: version 8 (custom), variant 10.
-  const variant = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
-}
+export const listingEventId = (stream: string, revision: number, event: ListingEvent): string =>
+  derivedUuid(`${stream}\n${revision}\n${event.type}\n${JSON.stringify(event.data)}`)
 
 /** A listing's decisions: what each feed line observed about it records. */
 export const listingDecider: Decider<ObserveListing, ListingEvent, Listing> = {
