@@ -1,195 +1,29 @@
 /**
- * Server entry (Bun): configuration → data directory → lock → port → storage → projections → key
- * index → rate limiter → HTTP. Also serves operator commands on DATA_DIR/mirador.sock (embedded store)
- * so the CLI works while the server owns the data. Anything that stops the start ends with one line
- * on stderr and exit code 1, before the store is touched where it can be.
+ * Server entry (Bun, `npm start`): `Bun.serve` for the API and the operator socket; the start-up
+ * itself is src/server.ts, the same on every runtime.
  */
-import { chmodSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
-import { ConfigError, loadConfig } from './config.ts'
-import { buildApp } from './app.ts'
-import { operatorHandler } from './operator/socket-handler.ts'
-import { memoryRateLimiter } from './ratelimit/memory.ts'
-import { openRedisRateLimiter } from './ratelimit/redis.ts'
-import { DEMO_DEFAULTS, demoAnchor } from './domain/demo/market.ts'
-import { lacksMarketData, seedDemo } from './demo/seed.ts'
-import { preparePrivateDataDir } from './runtime/data-dir.ts'
-import { bufferedJsonLogger, processOutput } from './runtime/log.ts'
-import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
-import { terminalProgress } from './runtime/progress.ts'
-import { AppError } from './shared/errors.ts'
-import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, openStorage, projectionLagOf } from './system.ts'
-import { liveTables } from '../projections/engine/live-tables.ts'
+import { type RuntimeEdge, runServer } from './server.ts'
 
-/** How long a log line may wait in memory before it is written (lines are written in batches). */
-const LOG_FLUSH_MS = 100
-const log = bufferedJsonLogger(processOutput, Date.now)
-setInterval(log.flush, LOG_FLUSH_MS).unref()
-// Every way out (shutdown, refusal to start, a crash) writes what is still buffered.
-process.on('exit', log.flush)
-const reportError = (error: unknown) =>
-  log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
-
-function refuseToStart(message: string, code = 1): never {
-  log.flush()
-  console.error(`mirador: ${message}`)
-  process.exit(code)
+const bun: RuntimeEdge = {
+  runtime: 'bun',
+  async listen({ port, hostname, handler, failed }) {
+    const server = Bun.serve({
+      port,
+      hostname,
+      development: false,
+      // Without this, production mode shares the port with any other process (SO_REUSEPORT).
+      reusePort: false,
+      // Bodies of any size reach the API, which answers 413 payload_too_large as JSON above 16 KiB.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      fetch: handler,
+      error: failed,
+    })
+    return { port: server.port ?? port, stop: () => server.stop() }
+  },
+  async listenUnix(path, handler) {
+    const server = Bun.serve({ unix: path, fetch: handler })
+    return { stop: () => server.stop(true) }
+  },
 }
 
-/** A JSON error answer built outside Elysia (while starting, or if Bun itself catches a failure). */
-function errorResponse(error: AppError, status: number): Response {
-  return Response.json(error.body(), { status, headers: { 'x-request-id': crypto.randomUUID(), ...error.headers } })
-}
-
-const started = Date.now()
-let config: ReturnType<typeof loadConfig>
-try {
-  config = loadConfig(process.env)
-} catch (error) {
-  if (error instanceof ConfigError) refuseToStart(error.message, 2)
-  throw error
-}
-
-const { looseMode } = preparePrivateDataDir(config.dataDir)
-if (looseMode) {
-  log.info('data_dir_permissions', {
-    level: 'warn',
-    data_dir: config.dataDir,
-    mode: looseMode,
-    message: `other users can open ${config.dataDir}; run: chmod 700 ${config.dataDir}`,
-  })
-}
-
-// PGlite files belong to one process; with PostgreSQL any number of servers share the database.
-let unlock = () => {}
-if (!config.databaseUrl) {
-  try {
-    unlock = lockDataDir(config.dataDir)
-  } catch (error) {
-    if (error instanceof DataDirBusy) refuseToStart(`${config.dataDir} is in use by another server (process ${error.pid}); stop it or set DATA_DIR`)
-    throw error
-  }
-}
-
-// The port is taken before the store is opened, so a port in use changes nothing on disk.
-let http: ReturnType<typeof Bun.serve>
-try {
-  http = Bun.serve({
-    port: config.port,
-    hostname: config.host,
-    development: false,
-    // Without this, production mode shares the port with any other process (SO_REUSEPORT).
-    reusePort: false,
-    // Bodies of any size reach the API, which answers 413 payload_too_large as JSON above 16 KiB.
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: () => errorResponse(new AppError('service_unavailable', 'the server is starting; retry in a moment', {}, { 'Retry-After': '1' }), 503),
-    error(error) {
-      log.error('unhandled_error', { error: messageOf(error), stack: error.stack })
-      return errorResponse(new AppError('internal', 'internal error'), 500)
-    },
-  })
-} catch (error) {
-  unlock()
-  const inUse = (error as { code?: string }).code === 'EADDRINUSE'
-  refuseToStart(inUse ? `port ${config.port} on ${config.host} is in use; stop what listens there or set PORT` : `cannot listen on ${config.host}:${config.port}: ${messageOf(error)}`)
-}
-
-async function start() {
-  const storage = await openStorage(config, reportError)
-  log.info('event_store', {
-    events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
-    server_version: storage.eventServer?.version ?? null,
-    batches: storage.store.batches,
-    reason: storage.eventServer?.reason ?? (config.singleStreamAppends ? 'SINGLE_STREAM_APPENDS is on' : 'one transaction per batch'),
-  })
-  liveTables(storage.db).onChange((projection, generation) => log.info('generation_live', { projection, generation: generation.id }))
-  if (config.demoOnEmpty && (await lacksMarketData(storage.store))) {
-    // A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed.
-    const seeding = Date.now()
-    const bar = terminalProgress()
-    const summary = await seedDemo(
-      storage.store,
-      { seed: DEMO_DEFAULTS.seed, listings: config.demoListings ?? DEMO_DEFAULTS.listings, anchor: demoAnchor(systemClock()) },
-      (done, total) => bar.progress({ label: 'demo seed', done, total }),
-    )
-    bar.done()
-    log.info('demo_seeded', { ...summary, seconds: (Date.now() - seeding) / 1000 })
-  }
-  const catchingUp = Date.now()
-  await storage.runner.start(reportError)
-  log.info('projections_ready', { seconds: (Date.now() - catchingUp) / 1000 })
-  const keys = await openKeyIndex(storage, reportError)
-  const preparing = Date.now()
-  const zones = openReadyZones(storage, reportError)
-  void zones.settled().then(() => log.info('zones_ready', { seconds: (Date.now() - preparing) / 1000 }))
-  const loadingInventory = Date.now()
-  const inventory = await openListingInventory(storage, reportError)
-  log.info('inventory_ready', { listings: inventory.size.listings, seconds: (Date.now() - loadingInventory) / 1000 })
-  const limiter = config.redisUrl
-    ? await openRedisRateLimiter({ url: config.redisUrl, log: (message) => log.info('redis', { message }) })
-    : memoryRateLimiter()
-  const app = buildApp({
-    keys,
-    limiter,
-    limits: config.rateLimits,
-    clock: systemClock,
-    log,
-    accessLog: config.accessLog,
-    zones,
-    inventory,
-    briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom),
-    projectionLag: projectionLagOf(storage),
-  })
-  http.reload({ fetch: (request) => app.handle(request) })
-
-  // With PostgreSQL the CLI works on the database directly; the socket serves the embedded store only.
-  const socketPath = join(config.dataDir, 'mirador.sock')
-  const operator = config.databaseUrl
-    ? undefined
-    : (rmSync(socketPath, { force: true }),
-      Bun.serve({
-        unix: socketPath,
-        fetch: operatorHandler((progress) => ({ ...storage, clock: systemClock, random: cryptoRandom, progress })),
-      }))
-  if (operator) chmodSync(socketPath, 0o600)
-  return { storage, keys, inventory, limiter, operator, socketPath }
-}
-
-let running: Awaited<ReturnType<typeof start>>
-try {
-  running = await start()
-} catch (error) {
-  unlock()
-  refuseToStart(`cannot start: ${messageOf(error)}`)
-}
-
-log.info('listening', {
-  url: `http://${config.host}:${http.port}`,
-  store: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`,
-  events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
-  rate_limiter: config.redisUrl ? 'redis' : 'memory',
-  operator_socket: running.operator ? running.socketPath : null,
-  startup_ms: Date.now() - started,
-})
-
-let stopping = false
-async function shutdown(signal: string) {
-  if (stopping) return
-  stopping = true
-  log.info('stopping', { signal })
-  await http.stop()
-  if (running.operator) {
-    await running.operator.stop(true)
-    rmSync(running.socketPath, { force: true })
-  }
-  running.keys.stop()
-  running.inventory.stop()
-  await running.limiter.close()
-  await running.storage.close()
-  unlock()
-  process.exit(0)
-}
-process.on('SIGINT', () => void shutdown('SIGINT'))
-process.on('SIGTERM', () => void shutdown('SIGTERM'))
+await runServer(bun)

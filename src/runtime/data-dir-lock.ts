@@ -7,12 +7,13 @@ export class DataDirBusy extends Error {
   }
 }
 
+/** Only "no such process" frees the lock: a check that cannot be made (EPERM, Deno without --allow-run) counts as alive. */
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0)
     return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH'
   }
 }
 
