@@ -1,11 +1,26 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 export const BUN = join(ROOT, 'node_modules/.bin/bun')
+
+/** The runtimes the server runs on; Bun is `npm start`. */
+export const RUNTIMES = ['bun', 'node', 'deno'] as const
+export type Runtime = (typeof RUNTIMES)[number]
+
+/**
+ * The command of `npm start` (Bun), `npm run start:node` or `npm run start:deno`, read from
+ * package.json so that the tests run exactly what the README tells users to run, its program taken
+ * from node_modules/.bin as npm does.
+ */
+export function serverCommand(runtime: Runtime): { program: string; args: string[] } {
+  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+  const [program, ...args] = scripts[runtime === 'bun' ? 'start' : `start:${runtime}`]!.split(' ')
+  return { program: join(ROOT, 'node_modules/.bin', program!), args }
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -32,15 +47,15 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 export type CliResult = { code: number; stdout: string; stderr: string }
 
-/** Runs `bun SCRIPT …` to its end, as an operator would; killed (and failing the test) after `timeoutMs`. */
-function runScript(script: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+/** Runs `PROGRAM ARGS…` to its end, as an operator would; killed (and failing the test) after `timeoutMs`. */
+function runProgram(program: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(BUN, [script, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(program, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`bun ${script} did not end in ${timeoutMs} ms:\n${stdout}${stderr}`))
+      reject(new Error(`${program} ${args.join(' ')} did not end in ${timeoutMs} ms:\n${stdout}${stderr}`))
     }, timeoutMs)
     child.stdout.on('data', (chunk) => (stdout += chunk))
     child.stderr.on('data', (chunk) => (stderr += chunk))
@@ -53,11 +68,13 @@ function runScript(script: string, args: string[], env: Record<string, string>, 
 }
 
 /** Runs `bun src/cli.ts …` the way an operator would (`npm run cli -- …`). */
-export const runCli = (args: string[], env: Record<string, string>): Promise<CliResult> => runScript('src/cli.ts', args, env)
+export const runCli = (args: string[], env: Record<string, string>): Promise<CliResult> => runProgram(BUN, ['src/cli.ts', ...args], env)
 
-/** Starts `bun src/main.ts` expecting it to refuse to start; resolves with its exit code and output. */
-export const runServerToExit = (env: Record<string, string>): Promise<CliResult> =>
-  runScript('src/main.ts', [], { ACCESS_LOG: 'on', DEMO_SEED: 'off', HOST: '127.0.0.1', ...env }, 30_000)
+/** Starts the server (`bun src/main.ts` unless told) expecting it to refuse to start; resolves with its exit code and output. */
+export function runServerToExit(env: Record<string, string>, runtime: Runtime = 'bun'): Promise<CliResult> {
+  const { program, args } = serverCommand(runtime)
+  return runProgram(program, args, { ACCESS_LOG: 'on', DEMO_SEED: 'off', HOST: '127.0.0.1', ...env }, 30_000)
+}
 
 export type RunningServer = {
   url: string
@@ -70,11 +87,12 @@ export type RunningServer = {
   cli(...args: string[]): Promise<CliResult>
 }
 
-/** Starts the real server (`bun src/main.ts`) and resolves once it logs that it listens. */
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningServer> {
+/** Starts the real server (`bun src/main.ts`, or the entry of `runtime`) and resolves once it logs that it listens. */
+export async function startServer(env: Record<string, string>, { runtime = 'bun', timeoutMs = 60_000 }: { runtime?: Runtime; timeoutMs?: number } = {}): Promise<RunningServer> {
   const port = Number(env.PORT ?? (await freePort()))
   const fullEnv = { ACCESS_LOG: 'on', DEMO_SEED: 'off', HOST: '127.0.0.1', ...env, PORT: String(port) }
-  const child: ChildProcess = spawn(BUN, ['src/main.ts'], {
+  const { program, args } = serverCommand(runtime)
+  const child: ChildProcess = spawn(program, args, {
     cwd: ROOT,
     env: childEnv(fullEnv),
     stdio: ['ignore', 'pipe', 'pipe'],

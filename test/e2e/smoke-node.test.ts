@@ -1,0 +1,3 @@
+import { smokeSuite } from '../support/smoke.ts'
+
+smokeSuite('node')
