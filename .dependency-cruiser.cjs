@@ -9,7 +9,7 @@
  *   projections/engine               the projection engine: knows no read model
  *   projections/<read model>         one folder per read model: projection, queries, followers
  *   src/<feature>                    routes, operator commands, services (http, zones, listings, …)
- *   src/*.ts                         the composition root: main.ts, cli.ts, system.ts, config.ts, app.ts
+ *   src/*.ts                         the composition root: main*.ts (one server entry per runtime), server.ts, cli.ts, system.ts, config.ts, app.ts
  *
  * `npm run lint:architecture` runs them; CI runs them through test/architecture/dependencies.test.ts.
  */
@@ -77,7 +77,7 @@ module.exports = {
     },
     {
       name: 'adapters-chosen-in-the-composition-root',
-      comment: 'Code works against ports; which adapter runs is decided from configuration in one place (src/system.ts, src/main.ts).',
+      comment: 'Code works against ports; which adapter runs is decided from configuration in one place (src/system.ts, src/server.ts).',
       severity: 'error',
       from: { path: '^(src/.+/|projections/)', pathNot: `^src/${PLATFORM}/` },
       to: { path: ADAPTERS },
