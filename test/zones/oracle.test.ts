@@ -5,6 +5,7 @@ import { ListingInventory } from '../../projections/listings/inventory.ts'
 import { listingSearchOf } from '../../src/listings/search-query.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
+import { listingId } from '../../src/domain/listings/listing.ts'
 import { getZoneDetail, listZones } from '../support/sql-zone-answers.ts'
 import { listingsProjection } from '../../projections/listings/projection.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
@@ -35,10 +36,34 @@ function decimal(value: number): Fraction {
   return { n: BigInt(whole! + fraction), d: 10n ** BigInt(fraction.length) }
 }
 
+/** Whole cents of a local price in USD: price × 100 / rate exactly, halves up (all positive). */
+function usdCents(price: number, rate: number): number {
+  const [p, r] = [decimal(price), decimal(rate)]
+  const [n, d] = [p.n * r.d * 100n, p.d * r.n]
+  return Number((2n * n + d) / (2n * d))
+}
+
+/**
+ * Every third listing priced at an exact half US cent, (k + ½) cents in its currency: the prices an
+ * audit found converted in floating point and rounded down about one time in ten.
+ */
+function halfCentPrices(records: FeedRecord[]): FeedRecord[] {
+  const ids = [...new Set(records.map((r) => r.source_id))]
+  const chosen = new Set(ids.filter((_, i) => i % 3 === 0))
+  return records.map((record) => {
+    if (!chosen.has(record.source_id)) return record
+    const rate = decimal(DEFAULT_FX[record.currency])
+    const k = BigInt(Math.floor((record.price * 100) / DEFAULT_FX[record.currency]))
+    // (2k + 1) × rate / 200 in units of 10^-5: 200 = 2³ × 5², so it is a whole number.
+    const scaled = ((2n * k + 1n) * rate.n * 100_000n) / (200n * rate.d)
+    return { ...record, price: Number(`${scaled / 100_000n}.${String(scaled % 100_000n).padStart(5, '0')}`) }
+  })
+}
+
 type Snapshot = { record: FeedRecord; priceCents: number; ppm2: Fraction; listedMs: number }
 
 const snapshotOf = (record: FeedRecord): Snapshot => {
-  const priceCents = Math.round((record.price * 100) / DEFAULT_FX[record.currency])
+  const priceCents = usdCents(record.price, DEFAULT_FX[record.currency])
   const area = decimal(record.area_m2)
   return { record, priceCents, ppm2: { n: BigInt(priceCents) * area.d, d: area.n }, listedMs: Date.parse(record.listed_at) }
 }
@@ -99,7 +124,7 @@ for (const target of databaseTargets('zone statistics oracle')) {
   describe(`zone statistics oracle on ${target.name}`, () => {
     let market: Market
     beforeAll(async () => {
-      market = await openMarket(target, 900, 'oracle')
+      market = await openMarket(target, 900, 'oracle', halfCentPrices)
     })
     afterAll(async () => market?.close())
 
@@ -193,6 +218,33 @@ for (const target of databaseTargets('zone statistics oracle')) {
       }
       // The comparison above is meaningful only if the market is dense enough to publish medians.
       expect(nonNullMedians).toBeGreaterThan(300)
+    })
+
+    it('serves each public listing\'s price in USD and per m² as the exact conversion, half cents rounded up', async () => {
+      const latest = new Map(market.records.map((r) => [`${r.source}\n${r.source_id}`, r]))
+      const halfCents = [...latest.values()].filter((r) => {
+        const [p, rate] = [decimal(r.price), decimal(DEFAULT_FX[r.currency])]
+        return (p.n * rate.d * 200n) % (p.d * rate.n) === 0n && (p.n * rate.d * 100n) % (p.d * rate.n) !== 0n
+      })
+      let compared = 0
+      for (const country of COUNTRIES) {
+        for (let offset = 0; ; offset += 200) {
+          const page = await market.inventory.search(listingSearchOf({ country, limit: '200', offset: String(offset) }), NOW)
+          for (const served of page.listings) {
+            const record = [...latest.values()].find((r) => r.source === 'broker' && `${served.id}` === listingId(r.source, r.source_id))!
+            const cents = usdCents(record.price, DEFAULT_FX[record.currency])
+            const area = decimal(record.area_m2)
+            expect([served.price_local, served.price_usd]).toEqual([record.price, cents / 100])
+            // price per m²: cents × area.d / area.n, to cents, halves up.
+            const [n, d] = [BigInt(cents) * area.d, area.n * 100n]
+            expect(served.price_per_m2_usd).toBe(Number((2n * n * 100n + d) / (2n * d)) / 100)
+            compared += 1
+          }
+          if (page.next_offset === null) break
+        }
+      }
+      expect(compared).toBeGreaterThan(200)
+      expect(halfCents.length).toBeGreaterThan(200)
     })
 
     it('answers null for an unknown zone and an impossible zone number', async () => {
