@@ -13,6 +13,7 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { ANCHOR, aRecord, type Market, openMarket } from '../support/market.ts'
+import { decimal, type Fraction, halfCentPrices, isHalfCent, usdCents } from '../support/half-cents.ts'
 
 /**
  * The statistics oracle: everything the zone queries serve is recomputed here by brute force from
@@ -26,39 +27,7 @@ import { ANCHOR, aRecord, type Market, openMarket } from '../support/market.ts'
 const NOW = new Date(ANCHOR.getTime() + 36 * 3_600_000 + 12_345)
 const DAY = 86_400_000
 
-/** n / d, d > 0. */
-type Fraction = { n: bigint; d: bigint }
 const compare = (a: Fraction, b: Fraction) => (a.n * b.d < b.n * a.d ? -1 : a.n * b.d > b.n * a.d ? 1 : 0)
-
-/** A feed number as the exact decimal it was written as (its shortest representation). */
-function decimal(value: number): Fraction {
-  const [whole, fraction = ''] = String(value).split('.')
-  return { n: BigInt(whole! + fraction), d: 10n ** BigInt(fraction.length) }
-}
-
-/** Whole cents of a local price in USD: price × 100 / rate exactly, halves up (all positive). */
-function usdCents(price: number, rate: number): number {
-  const [p, r] = [decimal(price), decimal(rate)]
-  const [n, d] = [p.n * r.d * 100n, p.d * r.n]
-  return Number((2n * n + d) / (2n * d))
-}
-
-/**
- * Every third listing priced at an exact half US cent, (k + ½) cents in its currency: the prices an
- * audit found converted in floating point and rounded down about one time in ten.
- */
-function halfCentPrices(records: FeedRecord[]): FeedRecord[] {
-  const ids = [...new Set(records.map((r) => r.source_id))]
-  const chosen = new Set(ids.filter((_, i) => i % 3 === 0))
-  return records.map((record) => {
-    if (!chosen.has(record.source_id)) return record
-    const rate = decimal(DEFAULT_FX[record.currency])
-    const k = BigInt(Math.floor((record.price * 100) / DEFAULT_FX[record.currency]))
-    // (2k + 1) × rate / 200 in units of 10^-5: 200 = 2³ × 5², so it is a whole number.
-    const scaled = ((2n * k + 1n) * rate.n * 100_000n) / (200n * rate.d)
-    return { ...record, price: Number(`${scaled / 100_000n}.${String(scaled % 100_000n).padStart(5, '0')}`) }
-  })
-}
 
 type Snapshot = { record: FeedRecord; priceCents: number; ppm2: Fraction; listedMs: number }
 
@@ -222,10 +191,7 @@ for (const target of databaseTargets('zone statistics oracle')) {
 
     it('serves each public listing\'s price in USD and per m² as the exact conversion, half cents rounded up', async () => {
       const latest = new Map(market.records.map((r) => [`${r.source}\n${r.source_id}`, r]))
-      const halfCents = [...latest.values()].filter((r) => {
-        const [p, rate] = [decimal(r.price), decimal(DEFAULT_FX[r.currency])]
-        return (p.n * rate.d * 200n) % (p.d * rate.n) === 0n && (p.n * rate.d * 100n) % (p.d * rate.n) !== 0n
-      })
+      const halfCents = [...latest.values()].filter(isHalfCent)
       let compared = 0
       for (const country of COUNTRIES) {
         for (let offset = 0; ; offset += 200) {
