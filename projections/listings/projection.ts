@@ -1,5 +1,13 @@
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import { isListingEvent, LISTING_CATEGORY, type ListingDetails, type ListingEvent, type ListingEventType } from '../../src/domain/listings/listing.ts'
+import {
+  isListingEvent,
+  LISTING_CATEGORY,
+  type ListingDetails,
+  type ListingEvent,
+  type ListingEventType,
+  type ListingPrice,
+} from '../../src/domain/listings/listing.ts'
+import { usdText } from '../../src/domain/market/fx.ts'
 import { zoneNumberOfName } from '../../src/domain/market/zone-name.ts'
 import { type Projection, type RowChange, sql, type Tables } from '../engine/projection.ts'
 
@@ -12,11 +20,14 @@ import { type Projection, type RowChange, sql, type Tables } from '../engine/pro
  * - zones: every zone ever seen per country, with the time of its latest listing event.
  * Zone statistics are computed from these tables (zone-statistics.ts) and served from memory (ready-zones.ts).
  *
+ * Version 3: `price_usd` is computed here, exactly, from each price event's local price and recorded
+ * rate (`usdText`, src/domain/market/fx.ts); version 2 took the event's `price_usd`, which the
+ * ingestion of that time had rounded in floating point (an exact half cent sometimes went down).
  * Version 2: price per m² is kept exact (`price_usd / area_m2` in decimal to 30 places, never
  * rounded per listing), so medians are taken over exact values and rounded once, when published.
  * Version 1 stored it rounded to cents, and an even count's median averaged rounded values.
- * Readers of version 2 can read version 1's tables (same columns), which the API serves while
- * version 2 is being built.
+ * Every version reads the tables of the ones before (same columns), which the API serves while
+ * the new version is being built.
  */
 export type ListingsTables = Tables<'listings' | 'history' | 'zones'>
 
@@ -187,23 +198,28 @@ const detailsRow = (d: ListingDetails) => ({
   listed_at: d.listed_at,
 })
 
+/** A price as recorded, and in USD recomputed exactly from it (the event's own `price_usd` is not read). */
+const priceRow = (p: ListingPrice) => ({
+  price_local: p.price_local,
+  currency: p.currency,
+  fx_rate: p.fx_rate,
+  price_usd: usdText(p.price_local, p.fx_rate),
+})
+
 /** The row of `x` an event contributes to its statement. */
 function inputRow(event: ListingEvent, revision: number): Record<string, unknown> {
   const common = { listing_id: event.data.listing_id, at: event.data.observed_at, revision }
   switch (event.type) {
     case 'ListingIngested': {
       const d = event.data
-      const price = { price_local: d.price_local, currency: d.currency, fx_rate: d.fx_rate, price_usd: d.price_usd }
-      return { ...common, source: d.source, source_id: d.source_id, ...detailsRow(d), ...price }
+      return { ...common, source: d.source, source_id: d.source_id, ...detailsRow(d), ...priceRow(d) }
     }
     case 'ListingDetailsChanged': {
       const reopen = event.data.changed.some((field) => (STATISTICAL as readonly string[]).includes(field))
       return { ...common, reopen, ...detailsRow(event.data) }
     }
-    case 'ListingPriceChanged': {
-      const d = event.data
-      return { ...common, price_local: d.price_local, currency: d.currency, fx_rate: d.fx_rate, price_usd: d.price_usd }
-    }
+    case 'ListingPriceChanged':
+      return { ...common, ...priceRow(event.data) }
     case 'ListingVerified':
       return { ...common, verified_at: event.data.verified_at }
     case 'ListingDelisted':
@@ -241,7 +257,7 @@ function batchChanges(events: readonly RecordedEvent[], t: ListingsTables): RowC
 
 export const listingsProjection: Projection<'listings' | 'history' | 'zones'> = {
   name: 'listings',
-  version: 2,
+  version: 3,
   categories: [LISTING_CATEGORY],
   tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones' },
   schema,

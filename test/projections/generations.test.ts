@@ -87,20 +87,20 @@ for (const target of databaseTargets('projection generations')) {
         await db?.close()
       })
 
-      it('is served as it is while version 2 is built, held, compared, promoted, rolled back and pruned', async () => {
+      it('is served as it is while version 3 is built, held, compared, promoted, rolled back and pruned', async () => {
         await runner.prepare()
         const status = await runner.status()
         expect(status.map((g) => [g.projection, g.generation, g.state])).toEqual([
           ['listings', 'v1.1', 'live'],
-          ['listings', 'v2.1', 'building'],
+          ['listings', 'v3.1', 'building'],
         ])
-        expect(status[0]!.note).toMatch(/frozen: this code projects listings v2/)
+        expect(status[0]!.note).toMatch(/frozen: this code projects listings v3/)
         expect(status[1]!.note).toMatch(/interrupted/)
-        // Version 1's figures, from version 1's tables, until version 2 goes live.
+        // Version 1's figures, from version 1's tables, until version 3 goes live.
         expect(await zona1(db)).toBe(1000.01)
 
         const [built] = await runner.rebuild(['listings'], { hold: true })
-        expect(built).toMatchObject({ projection: 'listings', generation: 'v2.1', outcome: 'held' })
+        expect(built).toMatchObject({ projection: 'listings', generation: 'v3.1', outcome: 'held' })
         expect(await zona1(db)).toBe(1000.01)
 
         const diff = await diffProjection(db, listingsProjection, NOW)
@@ -108,9 +108,9 @@ for (const target of databaseTargets('projection generations')) {
         expect(diff.zones!.changes.every((c) => c.field.includes('median_ppm2_usd') || c.field.endsWith('pct'))).toBe(true)
         // Each listing's published price per m² was already rounded once in version 1: no public field differs.
         expect(diff.listings).toMatchObject({ changed: 0, changes: [] })
-        expect(diff.summary).toMatch(/^listings v1\.1 \(live\) → v2\.1 \(held\): \d+ figure\(s\) differ in \d+ of \d+ zones; 0 of \d+ public listings differ$/)
+        expect(diff.summary).toMatch(/^listings v1\.1 \(live\) → v3\.1 \(held\): \d+ figure\(s\) differ in \d+ of \d+ zones; 0 of \d+ public listings differ$/)
 
-        // A listing recorded while v2.1 is held: promote catches it up before it goes live.
+        // A listing recorded while v3.1 is held: promote catches it up before it goes live.
         const late = aRecord({ source_id: 'late', country: 'PA', zone: 'Zona 40', price: 1_000_000, currency: 'USD', area_m2: 100, observed_at: '2026-04-02T00:00:00.000Z' })
         await ingestRecords(store, [late], DEFAULT_FX)
         const switched: string[] = []
@@ -118,19 +118,19 @@ for (const target of databaseTargets('projection generations')) {
         // Readers in other processes are told by NOTIFY; this one is told directly.
         await liveTables(db).follow(() => {})
         try {
-          expect(await runner.promote('listings')).toMatchObject({ from: 'v1.1', to: 'v2.1', note: null })
-          expect(switched).toEqual(['listings v2.1'])
+          expect(await runner.promote('listings')).toMatchObject({ from: 'v1.1', to: 'v3.1', note: null })
+          expect(switched).toEqual(['listings v3.1'])
           // Five sales now: the median is the middle one, 1000.005 exactly, published 1000.01.
           expect((await listZones(db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')).toMatchObject({ n_sale: 5, median_ppm2_usd: 1000.01 })
 
           const back = await runner.rollback('listings')
-          expect(back).toMatchObject({ from: 'v2.1', to: 'v1.1', note: expect.stringMatching(/does not follow new events/) })
-          expect(switched).toEqual(['listings v2.1', 'listings v1.1'])
+          expect(back).toMatchObject({ from: 'v3.1', to: 'v1.1', note: expect.stringMatching(/does not follow new events/) })
+          expect(switched).toEqual(['listings v3.1', 'listings v1.1'])
           expect(await zona1(db)).toBe(1000.01)
           expect((await listZones(db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(4)
 
-          // Rollback switches between live and previous: again, and version 2 is back.
-          expect(await runner.rollback('listings')).toMatchObject({ from: 'v1.1', to: 'v2.1' })
+          // Rollback switches between live and previous: again, and version 3 is back.
+          expect(await runner.rollback('listings')).toMatchObject({ from: 'v1.1', to: 'v3.1' })
           expect((await listZones(db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(5)
 
           const pruned = await runner.prune('listings')
@@ -138,11 +138,11 @@ for (const target of databaseTargets('projection generations')) {
             projection: 'listings',
             dropped: ['v1.1'],
             tables: ['listings_v1', 'listing_history_v1', 'listing_zones_v1'],
-            kept: ['v2.1'],
+            kept: ['v3.1'],
           })
           expect(await tableExists(db, 'listings_v1')).toBe(false)
           await expect(runner.rollback('listings')).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/no previous generation/) })
-          expect((await runner.status()).map((g) => [g.generation, g.state])).toEqual([['v2.1', 'live']])
+          expect((await runner.status()).map((g) => [g.generation, g.state])).toEqual([['v3.1', 'live']])
         } finally {
           unlisten()
           await liveTables(db).stop()
@@ -176,14 +176,14 @@ for (const target of databaseTargets('projection generations')) {
           const rebuilding = operator.rebuild(['listings'])
           // Readers keep the live generation, whole, while the new one fills its own tables.
           while (!(await Promise.race([rebuilding.then(() => true), Promise.resolve(false)]))) {
-            if ((await liveTables(db).of(listingsProjection)).id !== 'v2.1') break
+            if ((await liveTables(db).of(listingsProjection)).id !== 'v3.1') break
             expect(JSON.stringify(await listZones(db, 'GT', NOW))).toBe(answer)
           }
           const [built] = await rebuilding
-          expect(built).toMatchObject({ generation: 'v2.2', outcome: 'promoted', resumed_from: 0 })
+          expect(built).toMatchObject({ generation: 'v3.2', outcome: 'promoted', resumed_from: 0 })
           expect(built!.events).toBeGreaterThan(800)
           const promoted = await liveTables(db).of(listingsProjection)
-          expect(promoted.id).toBe('v2.2')
+          expect(promoted.id).toBe('v3.2')
           expect(await rowsOf(db, promoted)).toEqual(before)
 
           // New events reach both the live and the previous generation (a rollback is instant and current).
@@ -193,8 +193,8 @@ for (const target of databaseTargets('projection generations')) {
             return rows.length === 2 && rows.every((g) => g.lag_events === 0) && rows[0]!.position === rows[1]!.position
           })
           expect((await serving.status()).map((g) => [g.generation, g.state])).toEqual([
-            ['v2.2', 'live'],
-            ['v2.1', 'previous'],
+            ['v3.2', 'live'],
+            ['v3.1', 'previous'],
           ])
           expect(await rowsOf(db, await liveTables(db).of(listingsProjection))).toEqual(await rowsOf(db, live))
         } finally {

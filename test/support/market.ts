@@ -66,12 +66,20 @@ export type Market = {
   close(): Promise<void>
 }
 
-/** A database holding the demo market of `listings` listings, projected, with its listing inventory. */
-export async function openMarket(target: DatabaseTarget, listings: number, seed = 'test'): Promise<Market> {
+/**
+ * A database holding the demo market of `listings` listings (its feed lines passed through `shape`),
+ * projected, with its listing inventory.
+ */
+export async function openMarket(
+  target: DatabaseTarget,
+  listings: number,
+  seed = 'test',
+  shape: (records: FeedRecord[]) => FeedRecord[] = (records) => records,
+): Promise<Market> {
   const db = await target.open()
   const store = await openSqlEventStore(db)
   const runner = new ProjectionRunner(db, store, [listingsProjection])
-  const records = generateDemoFeed({ seed, listings, anchor: ANCHOR })
+  const records = shape(generateDemoFeed({ seed, listings, anchor: ANCHOR }))
   await ingestRecords(store, records, DEFAULT_FX)
   await runner.catchUp()
   const zones = ReadyZones.follow(db, runner, (error) => {

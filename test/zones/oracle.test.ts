@@ -5,6 +5,7 @@ import { ListingInventory } from '../../projections/listings/inventory.ts'
 import { listingSearchOf } from '../../src/listings/search-query.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
+import { listingId } from '../../src/domain/listings/listing.ts'
 import { getZoneDetail, listZones } from '../support/sql-zone-answers.ts'
 import { listingsProjection } from '../../projections/listings/projection.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
@@ -12,6 +13,7 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { ANCHOR, aRecord, type Market, openMarket } from '../support/market.ts'
+import { decimal, type Fraction, halfCentPrices, isHalfCent, usdCents } from '../support/half-cents.ts'
 
 /**
  * The statistics oracle: everything the zone queries serve is recomputed here by brute force from
@@ -25,20 +27,12 @@ import { ANCHOR, aRecord, type Market, openMarket } from '../support/market.ts'
 const NOW = new Date(ANCHOR.getTime() + 36 * 3_600_000 + 12_345)
 const DAY = 86_400_000
 
-/** n / d, d > 0. */
-type Fraction = { n: bigint; d: bigint }
 const compare = (a: Fraction, b: Fraction) => (a.n * b.d < b.n * a.d ? -1 : a.n * b.d > b.n * a.d ? 1 : 0)
-
-/** A feed number as the exact decimal it was written as (its shortest representation). */
-function decimal(value: number): Fraction {
-  const [whole, fraction = ''] = String(value).split('.')
-  return { n: BigInt(whole! + fraction), d: 10n ** BigInt(fraction.length) }
-}
 
 type Snapshot = { record: FeedRecord; priceCents: number; ppm2: Fraction; listedMs: number }
 
 const snapshotOf = (record: FeedRecord): Snapshot => {
-  const priceCents = Math.round((record.price * 100) / DEFAULT_FX[record.currency])
+  const priceCents = usdCents(record.price, DEFAULT_FX[record.currency])
   const area = decimal(record.area_m2)
   return { record, priceCents, ppm2: { n: BigInt(priceCents) * area.d, d: area.n }, listedMs: Date.parse(record.listed_at) }
 }
@@ -99,7 +93,7 @@ for (const target of databaseTargets('zone statistics oracle')) {
   describe(`zone statistics oracle on ${target.name}`, () => {
     let market: Market
     beforeAll(async () => {
-      market = await openMarket(target, 900, 'oracle')
+      market = await openMarket(target, 900, 'oracle', halfCentPrices)
     })
     afterAll(async () => market?.close())
 
@@ -193,6 +187,30 @@ for (const target of databaseTargets('zone statistics oracle')) {
       }
       // The comparison above is meaningful only if the market is dense enough to publish medians.
       expect(nonNullMedians).toBeGreaterThan(300)
+    })
+
+    it('serves each public listing\'s price in USD and per m² as the exact conversion, half cents rounded up', async () => {
+      const latest = new Map(market.records.map((r) => [`${r.source}\n${r.source_id}`, r]))
+      const halfCents = [...latest.values()].filter(isHalfCent)
+      let compared = 0
+      for (const country of COUNTRIES) {
+        for (let offset = 0; ; offset += 200) {
+          const page = await market.inventory.search(listingSearchOf({ country, limit: '200', offset: String(offset) }), NOW)
+          for (const served of page.listings) {
+            const record = [...latest.values()].find((r) => r.source === 'broker' && `${served.id}` === listingId(r.source, r.source_id))!
+            const cents = usdCents(record.price, DEFAULT_FX[record.currency])
+            const area = decimal(record.area_m2)
+            expect([served.price_local, served.price_usd]).toEqual([record.price, cents / 100])
+            // price per m²: cents × area.d / area.n, to cents, halves up.
+            const [n, d] = [BigInt(cents) * area.d, area.n * 100n]
+            expect(served.price_per_m2_usd).toBe(Number((2n * n * 100n + d) / (2n * d)) / 100)
+            compared += 1
+          }
+          if (page.next_offset === null) break
+        }
+      }
+      expect(compared).toBeGreaterThan(200)
+      expect(halfCents.length).toBeGreaterThan(200)
     })
 
     it('answers null for an unknown zone and an impossible zone number', async () => {

@@ -1,4 +1,4 @@
-import { divideRounded, fromCents } from './rounding.ts'
+import { centsOfQuotient, centsText, decimalOf } from './decimal.ts'
 import type { Currency } from './vocabulary.ts'
 
 /** Units of each currency per US dollar. */
@@ -23,8 +23,14 @@ export const DEFAULT_FX: FxTable = {
 
 export type UsdPrice = { price_usd: number; fx_rate: number }
 
-/** A local price in US dollars (rounded half away from zero to cents), with the rate used. */
+/**
+ * A local price in US dollars as decimal text with cents: the price and the rate as the decimals
+ * they were written as, divided exactly, rounded once to cents, half away from zero.
+ */
+export const usdText = (priceLocal: number, rate: number): string => centsText(centsOfQuotient(decimalOf(priceLocal), decimalOf(rate)))
+
+/** A local price in US dollars (`usdText` as a number), with the rate used. */
 export function toUsd(priceLocal: number, currency: Currency, fx: FxTable): UsdPrice {
   const rate = fx[currency]
-  return { price_usd: fromCents(divideRounded(priceLocal * 100, rate)), fx_rate: rate }
+  return { price_usd: Number(usdText(priceLocal, rate)), fx_rate: rate }
 }

@@ -13,7 +13,6 @@ export function divideRounded(numerator: number, denominator: number): number {
 
 /** Whole cents of an amount, rounded half away from zero. */
 export const cents = (amount: number): number => divideRounded(amount * 100, 1)
-export const fromCents = (wholeCents: number): number => wholeCents / 100
 
 /**
  * Shares of `counts` in their total, to `decimals` places, summing to exactly 1 (largest
