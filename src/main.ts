@@ -21,6 +21,7 @@ import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, openStorage, projectionLagOf } from './system.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
+import { metricsHandler, prometheusMetrics } from './metrics/prometheus.ts'
 
 /** How long a log line may wait in memory before it is written (lines are written in batches). */
 const LOG_FLUSH_MS = 100
@@ -96,8 +97,20 @@ try {
   refuseToStart(inUse ? `port ${config.port} on ${config.host} is in use; stop what listens there or set PORT` : `cannot listen on ${config.host}:${config.port}: ${messageOf(error)}`)
 }
 
+// Metrics on a port of their own (METRICS_PORT), taken before the store is opened too: no key, no limit.
+const metrics = config.metricsPort === undefined ? undefined : prometheusMetrics()
+let metricsServer: ReturnType<typeof Bun.serve> | undefined
+if (metrics) {
+  try {
+    metricsServer = Bun.serve({ port: config.metricsPort, hostname: config.host, development: false, reusePort: false, fetch: metricsHandler(metrics) })
+  } catch (error) {
+    unlock()
+    refuseToStart(`cannot serve metrics on ${config.host}:${config.metricsPort}: ${messageOf(error)}; stop what listens there or set METRICS_PORT`)
+  }
+}
+
 async function start() {
-  const storage = await openStorage(config, reportError)
+  const storage = await openStorage(config, reportError, metrics)
   log.info('event_store', {
     events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
     server_version: storage.eventServer?.version ?? null,
@@ -139,8 +152,9 @@ async function start() {
     accessLog: config.accessLog,
     zones,
     inventory,
-    briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom),
+    briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom, undefined, metrics),
     projectionLag: projectionLagOf(storage),
+    metrics,
   })
   http.reload({ fetch: (request) => app.handle(request) })
 
@@ -171,6 +185,7 @@ log.info('listening', {
   events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
   rate_limiter: config.redisUrl ? 'redis' : 'memory',
   operator_socket: running.operator ? running.socketPath : null,
+  metrics: metricsServer ? `http://${config.host}:${metricsServer.port}/metrics` : null,
   startup_ms: Date.now() - started,
 })
 
@@ -180,6 +195,7 @@ async function shutdown(signal: string) {
   stopping = true
   log.info('stopping', { signal })
   await http.stop()
+  await metricsServer?.stop()
   if (running.operator) {
     await running.operator.stop(true)
     rmSync(running.socketPath, { force: true })
