@@ -4,7 +4,8 @@
  *
  *   src/shared                       bottom: errors, validation, encodings
  *   src/db, src/eventstore,          platform: ports and their adapters, runtime helpers
- *   src/ratelimit, src/runtime
+ *   src/ratelimit, src/runtime,
+ *   src/metrics
  *   src/domain/**                    the pure domain: events, commands, deciders, vocabulary
  *   projections/engine               the projection engine: knows no read model
  *   projections/<read model>         one folder per read model: projection, queries, followers
@@ -14,8 +15,8 @@
  * `npm run lint:architecture` runs them; CI runs them through test/architecture/dependencies.test.ts.
  */
 const FEATURES = '(http|health|zones|listings|briefings|audit|demo|docs|operator)'
-const PLATFORM = '(db|eventstore|ratelimit|runtime)'
-const ADAPTERS = '^src/(db/(pglite|postgres)|eventstore/(sql-event-store|esdb-event-store|esdb-mapping)|ratelimit/(memory|redis))[.]ts$'
+const PLATFORM = '(db|eventstore|ratelimit|runtime|metrics)'
+const ADAPTERS = '^src/(db/(pglite|postgres)|eventstore/(sql-event-store|esdb-event-store|esdb-mapping)|ratelimit/(memory|redis)|metrics/prometheus)[.]ts$'
 
 module.exports = {
   forbidden: [
@@ -83,6 +84,13 @@ module.exports = {
       to: { path: ADAPTERS },
     },
     {
+      name: 'metrics-through-the-port',
+      comment: 'prom-client is used by its adapter only (src/metrics/prometheus.ts); everything else reports through the Metrics port it is handed.',
+      severity: 'error',
+      from: { pathNot: '^src/metrics/prometheus[.]ts$' },
+      to: { path: 'node_modules/prom-client/' },
+    },
+    {
       name: 'no-folder-cycles',
       comment: 'Folders depend on each other in one direction only.',
       severity: 'error',
@@ -102,6 +110,6 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(test|bench|examples|node_modules)/' },
+    exclude: { path: '^(test|bench|examples)/' },
   },
 }

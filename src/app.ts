@@ -15,6 +15,8 @@ import { errorPlugin, hostRefused, loggedPath } from './http/errors.ts'
 import { type Gate, gate } from './http/gate.ts'
 import { openApiDocument } from './http/openapi.ts'
 import { API_PREFIX, answerUnmatched, assertAccessDeclared } from './http/routing.ts'
+import { requestMetrics } from './http/metrics.ts'
+import type { Metrics } from './metrics/port.ts'
 
 export type ApiDeps = {
   keys: KeyLookup
@@ -31,6 +33,8 @@ export type ApiDeps = {
   briefings: BriefingService
   /** Read-model lag for admin keys' /health. */
   projectionLag?: ProjectionLagReader
+  /** Where every request is reported (METRICS_PORT); without it no hook is registered. */
+  metrics?: Metrics
 }
 
 /** Version of the API contract, in the OpenAPI document. */
@@ -79,10 +83,13 @@ export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
  */
 export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] = (guard) => apiFeatures(deps, guard)) {
   const guard = gate(deps)
+  // The route templates, once the table is complete: the only route labels metrics may carry.
+  let routes: ReadonlySet<string> = new Set()
   const app = new Elysia({
     // Elysia's path = request.url from the first "/" after "http://": the authority never counts.
     handler: { standardHostname: false },
   })
+    .use(deps.metrics ? requestMetrics(deps.metrics, () => routes) : new Elysia({ name: 'request-metrics' }))
     .use(requestIds)
     .use(errorPlugin(deps.log))
     .use(accessLog(deps))
@@ -90,6 +97,7 @@ export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] =
   app.use(docsRoutes({ gate: guard, document: openApiDocument(app.routes, { version: API_VERSION }) }))
   answerUnmatched(app, guard)
   assertAccessDeclared(app)
+  routes = new Set(app.routes.map((route) => route.path))
   return app
 }
 

@@ -24,6 +24,8 @@ export type Config = {
   demoOnEmpty: boolean
   demoListings: number | undefined
   accessLog: boolean
+  /** Prometheus metrics at GET /metrics on this port (same HOST), apart from the API; unset = no metrics. */
+  metricsPort: number | undefined
 }
 
 export class ConfigError extends Error {}
@@ -72,5 +74,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     demoOnEmpty: flag(env, 'DEMO_SEED', true),
     demoListings: env.DEMO_LISTINGS ? integer(env, 'DEMO_LISTINGS', 0, 1) : undefined,
     accessLog: flag(env, 'ACCESS_LOG', true),
+    metricsPort: metricsPort(env),
   }
+}
+
+/** METRICS_PORT: off when unset; never the API's own port (the metrics share nothing with the API). */
+function metricsPort(env: Record<string, string | undefined>): number | undefined {
+  if (!env.METRICS_PORT) return undefined
+  const port = integer(env, 'METRICS_PORT', 0, 1)
+  if (port > 65535) throw new ConfigError(`METRICS_PORT must be a port number (1–65535), got "${env.METRICS_PORT}"`)
+  if (port === integer(env, 'PORT', 8080)) throw new ConfigError(`METRICS_PORT must differ from PORT (${port}): the metrics are served apart from the API`)
+  return port
 }

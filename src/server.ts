@@ -23,6 +23,7 @@ import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, openStorage, projectionLagOf } from './system.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
+import { metricsHandler, prometheusMetrics } from './metrics/prometheus.ts'
 
 /** How long a log line may wait in memory before it is written (lines are written in batches). */
 const LOG_FLUSH_MS = 100
@@ -121,8 +122,26 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     refuseToStart(inUse ? `port ${config.port} on ${config.host} is in use; stop what listens there or set PORT` : `cannot listen on ${config.host}:${config.port}: ${messageOf(error)}`)
   }
 
+  // Metrics on a port of their own (METRICS_PORT), taken before the store is opened too: no key, no limit.
+  const metrics = config.metricsPort === undefined ? undefined : prometheusMetrics()
+  let metricsServer: (Listening & { port: number }) | undefined
+  if (metrics) {
+    try {
+      metricsServer = await edge.listen({
+        port: config.metricsPort!,
+        hostname: config.host,
+        handler: metricsHandler(metrics),
+        failed: () => errorResponse(new AppError('internal', 'internal error'), 500),
+      })
+    } catch (error) {
+      await http.stop()
+      unlock()
+      refuseToStart(`cannot serve metrics on ${config.host}:${config.metricsPort}: ${messageOf(error)}; stop what listens there or set METRICS_PORT`)
+    }
+  }
+
   async function start() {
-    const storage = await openStorage(config, reportError)
+    const storage = await openStorage(config, reportError, metrics)
     log.info('event_store', {
       events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
       server_version: storage.eventServer?.version ?? null,
@@ -164,8 +183,9 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       accessLog: config.accessLog,
       zones,
       inventory,
-      briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom),
+      briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom, undefined, metrics),
       projectionLag: projectionLagOf(storage),
+      metrics,
     })
     answer = (request) => app.handle(request)
 
@@ -194,6 +214,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
     rate_limiter: config.redisUrl ? 'redis' : 'memory',
     operator_socket: running.operator ? running.socketPath : null,
+    metrics: metricsServer ? `http://${config.host}:${metricsServer.port}/metrics` : null,
     startup_ms: Date.now() - started,
   })
 
@@ -203,6 +224,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     stopping = true
     log.info('stopping', { signal })
     await http.stop()
+    await metricsServer?.stop()
     if (running.operator) {
       await running.operator.stop()
       rmSync(running.socketPath, { force: true })

@@ -28,6 +28,9 @@ import { briefingUsageProjection } from '../projections/briefings/usage.ts'
 import type { Projection } from '../projections/engine/projection.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
 import { ReadyZones } from '../projections/listings/ready-zones.ts'
+import type { BriefingOutcome, Metrics } from './metrics/port.ts'
+import { measuredEventStore } from './metrics/event-store.ts'
+import type { BriefingEventSchemas } from './domain/briefings/events.ts'
 
 /** Every read model the system maintains, in the order they are caught up. */
 export const allProjections: readonly Projection[] = [
@@ -56,6 +59,7 @@ export const embeddedStoreExists = (dataDir: string) => existsSync(join(embedded
 export async function openStorage(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'esdbConnectionString' | 'singleStreamAppends'>,
   onError?: (error: unknown) => void,
+  metrics?: Metrics,
 ): Promise<Storage> {
   let db: Db
   if (config.databaseUrl) {
@@ -66,29 +70,48 @@ export async function openStorage(
   }
   try {
     const { singleStreamAppends } = config
-    if (!config.esdbConnectionString) return await storageOn(db, { onError, batches: singleStreamAppends ? 'stream-by-stream' : 'all-or-nothing' })
+    if (!config.esdbConnectionString) return await storageOn(db, { onError, batches: singleStreamAppends ? 'stream-by-stream' : 'all-or-nothing', metrics })
     const eventStore = await openEsdbEventStore(config.esdbConnectionString, { singleStreamAppends })
-    return { ...(await storageOn(db, { eventStore, onError })), eventServer: eventStore.server }
+    return { ...(await storageOn(db, { eventStore, onError, metrics })), eventServer: eventStore.server }
   } catch (error) {
     await db.close()
     throw error
   }
 }
 
+/** The briefing events, as the metrics count them. */
+const BRIEFING_OUTCOMES: Partial<Record<keyof typeof BriefingEventSchemas | 'BriefingReplayed', BriefingOutcome>> = {
+  BriefingGenerated: 'generated',
+  BriefingServedFromCache: 'cache_hit',
+  BriefingReplayed: 'replayed',
+}
+
 /**
  * Event store and read models on an open database (tests pass an in-memory PGlite or a schema);
  * events in `db`, recording batches as `batches` says, unless another store is given. Readers find
- * the live generation of each read model in memory, told of every switch at once.
+ * the live generation of each read model in memory, told of every switch at once. With `metrics`,
+ * appends are timed, briefings counted as they are recorded and the projections' figures read at
+ * each scrape.
  */
 export async function storageOn(
   db: Db,
-  options: { eventStore?: EventStore; batches?: BatchGuarantee; onError?: (error: unknown) => void } = {},
+  options: { eventStore?: EventStore; batches?: BatchGuarantee; onError?: (error: unknown) => void; metrics?: Metrics } = {},
 ): Promise<Storage> {
-  const store = options.eventStore ?? (await openSqlEventStore(db, { batches: options.batches }))
+  const opened = options.eventStore ?? (await openSqlEventStore(db, { batches: options.batches }))
+  const { metrics } = options
+  const store = metrics
+    ? measuredEventStore(opened, metrics, (events) => {
+        for (const event of events) {
+          const outcome = BRIEFING_OUTCOMES[event.type as keyof typeof BRIEFING_OUTCOMES]
+          if (outcome) metrics.briefing(outcome)
+        }
+      })
+    : opened
   const runner = new ProjectionRunner(db, store, allProjections)
   await runner.prepare()
   const live = liveTables(db)
   await live.follow(options.onError ?? (() => {}))
+  metrics?.projectionsFrom(() => runner.status())
   return {
     db,
     store,
@@ -149,12 +172,16 @@ export function briefingServiceOn(
   clock: Clock,
   random: RandomSource,
   writer: BriefingWriter = writerFor(config.openai),
+  metrics?: Metrics,
 ): BriefingService {
   return briefingService({
     store: storage.store,
     readModel: new BriefingReadModel(storage.db),
     facts: zoneFactsFrom(zones),
-    writer,
+    // A writer that throws fails the request (502 upstream_error): counted here, once per failure.
+    writer: metrics
+      ? { write: (...args) => writer.write(...args).catch((error: unknown) => (metrics.writerFailed(), Promise.reject(error))) }
+      : writer,
     clock,
     random,
     quotas: config.quotas,

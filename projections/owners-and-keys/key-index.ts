@@ -1,5 +1,5 @@
 import type { Db } from '../../src/db/port.ts'
-import { toNumber } from '../../src/db/port.ts'
+import { toIso, toNumber } from '../../src/db/port.ts'
 import type { Scope } from '../../src/domain/keys/key.ts'
 import type { Tier } from '../../src/domain/owners/owner.ts'
 import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
@@ -8,7 +8,8 @@ import type { Projection } from '../engine/projection.ts'
 import { apiKeysProjection } from './api-keys.ts'
 import { ownersProjection } from './owners.ts'
 
-export type IndexedKey = { keyId: string; ownerId: string; scopes: Scope[]; status: 'active' | 'revoked' }
+/** `expiresAt`: the grace end of a rolled key, in milliseconds (null: never rolled); checked against the time of each request. */
+export type IndexedKey = { keyId: string; ownerId: string; scopes: Scope[]; status: 'active' | 'revoked'; expiresAt: number | null }
 export type IndexedOwner = { tier: Tier; status: 'active' | 'inactive' }
 
 /** A map of a read model's rows and the highest row position it holds: rows that moved past it changed. */
@@ -48,7 +49,15 @@ function followRows<R extends { position: unknown }, V>(
 }
 
 type OwnerRow = { owner_id: string; tier: Tier; status: 'active' | 'inactive'; position: unknown }
-type KeyRow = { key_id: string; owner_id: string; key_hash: string; scopes: Scope[]; status: 'active' | 'revoked'; position: unknown }
+type KeyRow = {
+  key_id: string
+  owner_id: string
+  key_hash: string
+  scopes: Scope[]
+  status: 'active' | 'revoked'
+  grace_ends_at: unknown
+  position: unknown
+}
 
 /**
  * In-memory copy of the `owners` and `api_keys` read models, so authentication never queries the
@@ -81,10 +90,16 @@ export class KeyIndex {
         sources,
         apiKeysProjection,
         {
-          columns: 'key_id, owner_id, key_hash, scopes, status',
+          columns: 'key_id, owner_id, key_hash, scopes, status, grace_ends_at',
           table: (g) => (g.tables as { keys: string }).keys,
           id: (row) => row.key_hash,
-          value: (row) => ({ keyId: row.key_id, ownerId: row.owner_id, scopes: row.scopes, status: row.status }),
+          value: (row) => ({
+            keyId: row.key_id,
+            ownerId: row.owner_id,
+            scopes: row.scopes,
+            status: row.status,
+            expiresAt: row.grace_ends_at == null ? null : Date.parse(toIso(row.grace_ends_at)),
+          }),
         },
         onError,
       ),

@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
-import { type ApiKey, evolveKey, initialKey, isKeyEvent, keyStanding, keyStream, type Scope } from '../domain/keys/key.ts'
+import { type ApiKey, evolveKey, initialKey, isKeyEvent, keyExpiresAt, keyStanding, keyStream, type Scope } from '../domain/keys/key.ts'
 import { evolveOwner, initialOwner, isOwnerEvent, type Owner, type OwnerEvent, ownerStream, type Tier } from '../domain/owners/owner.ts'
 import { AppError, invalidRequest } from '../shared/errors.ts'
 
@@ -48,64 +48,103 @@ const lineOf = <S>(event: RecordedEvent, state: S): TrailLine<S> => ({
 const domainOf = (event: RecordedEvent) => ({ type: event.type, data: event.data })
 
 export type KeyState = {
+  key_id: string
   status: 'active' | 'revoked'
   scopes: Scope[]
   owner_tier: Tier | null
   owner_status: 'active' | 'inactive' | 'unregistered'
-  /** Whether the key would have been let in then: active key, active owner, not on the free tier. */
+  /** The key it succeeds (`key roll`), if any. */
+  rolled_from: string | null
+  /** Once rolled: its successor, and the end of its grace. */
+  rolled_to: string | null
+  grace_ends_at: string | null
+  /** Whether the key would have been let in then: active, within the grace of a roll, active owner, not on the free tier. */
   valid: boolean
 }
 
-const keyState = (key: ApiKey, owner: Owner): KeyState | null =>
+const keyState = (key: ApiKey, owner: Owner, at: number): KeyState | null =>
   key.status === 'none'
     ? null
     : {
+        key_id: key.keyId,
         status: key.status,
         scopes: key.scopes,
         owner_tier: owner.status === 'unregistered' ? null : owner.tier,
         owner_status: owner.status,
-        valid: keyStanding(key, owner) === 'valid',
+        rolled_from: key.rolledFrom,
+        rolled_to: key.rolledTo?.keyId ?? null,
+        grace_ends_at: key.rolledTo?.graceEndsAt ?? null,
+        valid: keyStanding({ status: key.status, expiresAt: keyExpiresAt(key) }, owner, at) === 'valid',
       }
 
-export type KeyAudit = { key_id: string; owner_id: string; until: string | null; state: KeyState | null; events: TrailLine<KeyState>[] }
+/** A key linked to the audited one by a roll: the key it succeeds, or its successor. */
+export type LinkedKey = { key_id: string; relation: 'predecessor' | 'successor'; state: KeyState | null }
+
+export type KeyAudit = {
+  key_id: string
+  owner_id: string
+  until: string | null
+  state: KeyState | null
+  linked: LinkedKey[]
+  events: TrailLine<KeyState>[]
+}
 
 /**
- * The key's events and its owner's, in order: a tier change to free or a deactivation makes a key
- * invalid as surely as its revocation. `state` is as of `until` (null if the key did not exist yet).
+ * The key's events, its owner's and those of the keys a roll links it to (the one it succeeds, the
+ * one that succeeds it), in order: a tier change to free or a deactivation makes a key invalid as
+ * surely as its revocation. A line of a linked key carries that key's state; the others the audited
+ * key's. A rolled key expires at its grace end with no event, so validity is told at a time: each
+ * line's at its event's, `state` and `linked` at `until` (or `now`; null if the key did not exist yet).
  */
-export async function auditKey(store: EventStore, keyId: string, until?: string): Promise<KeyAudit> {
+export async function auditKey(store: EventStore, keyId: string, until: string | undefined, now: number): Promise<KeyAudit> {
   const limit = parseUntil(until)
   const own = await store.readStream(keyStream(keyId))
   const issued = own.find((e) => e.type === 'ApiKeyIssued')
   if (!issued) throw new AppError('not_found', `key ${keyId} does not exist`)
   const ownerId = String(issued.data.owner_id)
-  const ownerEvents = await store.readStream(ownerStream(ownerId))
-  let key: ApiKey = initialKey
+  const links: { key_id: string; relation: LinkedKey['relation'] }[] = []
+  if (typeof issued.data.rolled_from === 'string') links.push({ key_id: issued.data.rolled_from, relation: 'predecessor' })
+  const rolled = own.find((e) => e.type === 'ApiKeyRolled')
+  if (rolled) links.push({ key_id: String(rolled.data.successor_key_id), relation: 'successor' })
+  const streams = await Promise.all([ownerStream(ownerId), ...links.map((l) => keyStream(l.key_id))].map((s) => store.readStream(s)))
+  const keys = new Map<string, ApiKey>([keyId, ...links.map((l) => l.key_id)].map((id) => [id, initialKey]))
   let owner: Owner = initialOwner
   const events: TrailLine<KeyState>[] = []
-  for (const event of [...own, ...ownerEvents].sort((a, b) => a.position - b.position)) {
-    if (Date.parse(timeOf(event)) > limit) continue
+  for (const event of [...own, ...streams.flat()].sort((a, b) => a.position - b.position)) {
+    const time = Date.parse(timeOf(event))
+    if (time > limit) continue
     const domain = domainOf(event)
-    if (isKeyEvent(domain)) key = evolveKey(key, domain)
-    else if (isOwnerEvent(domain)) owner = evolveOwner(owner, domain)
-    const state = keyState(key, owner)
+    let about = keyId
+    if (isKeyEvent(domain)) {
+      about = domain.data.key_id
+      keys.set(about, evolveKey(keys.get(about)!, domain))
+    } else if (isOwnerEvent(domain)) owner = evolveOwner(owner, domain)
+    const state = keyState(keys.get(about)!, owner, time)
     // Owner events before the key existed say nothing about it, but they set the owner's state.
     if (state) events.push(lineOf(event, state))
   }
-  return { key_id: keyId, owner_id: ownerId, until: until ?? null, state: keyState(key, owner), events }
+  const at = Math.min(limit, now)
+  return {
+    key_id: keyId,
+    owner_id: ownerId,
+    until: until ?? null,
+    state: keyState(keys.get(keyId)!, owner, at),
+    linked: links.map((l) => ({ ...l, state: keyState(keys.get(l.key_id)!, owner, at) })),
+    events,
+  }
 }
 
 export type OwnerState = {
   tier: Tier
   status: 'active' | 'inactive'
-  /** Its keys that were active (not revoked) then. */
+  /** Its keys that were active then (not revoked, not past the grace of a roll). */
   active_keys: string[]
 }
 
 export type OwnerAudit = { owner_id: string; until: string | null; state: OwnerState | null; events: TrailLine<OwnerState>[] }
 
-/** The owner's events and those of every key issued to it, in order; `state` is as of `until`. */
-export async function auditOwner(store: EventStore, ownerId: string, until?: string): Promise<OwnerAudit> {
+/** The owner's events and those of every key issued to it, in order; `state` is as of `until` (or `now`). */
+export async function auditOwner(store: EventStore, ownerId: string, until: string | undefined, now: number): Promise<OwnerAudit> {
   const limit = parseUntil(until)
   const own = await store.readStream(ownerStream(ownerId))
   if (own.length === 0) throw new AppError('not_found', `owner ${ownerId} does not exist`)
@@ -118,22 +157,24 @@ export async function auditOwner(store: EventStore, ownerId: string, until?: str
   }
   let owner: Owner = initialOwner
   const keys = new Map<string, ApiKey>()
-  const state = (): OwnerState | null =>
+  const live = (key: ApiKey, at: number) => key.status === 'active' && !((keyExpiresAt(key) ?? Number.POSITIVE_INFINITY) <= at)
+  const state = (at: number): OwnerState | null =>
     owner.status === 'unregistered'
       ? null
       : {
           tier: owner.tier,
           status: owner.status,
-          active_keys: [...keys].filter(([, k]) => k.status === 'active').map(([id]) => id).sort(),
+          active_keys: [...keys].filter(([, k]) => live(k, at)).map(([id]) => id).sort(),
         }
   const events: TrailLine<OwnerState>[] = []
   for (const event of [...own, ...keyEvents].sort((a, b) => a.position - b.position)) {
-    if (Date.parse(timeOf(event)) > limit) continue
+    const time = Date.parse(timeOf(event))
+    if (time > limit) continue
     const domain = domainOf(event)
     if (isOwnerEvent(domain)) owner = evolveOwner(owner, domain as OwnerEvent)
     else if (isKeyEvent(domain)) keys.set(domain.data.key_id, evolveKey(keys.get(domain.data.key_id) ?? initialKey, domain))
-    const now = state()
-    if (now) events.push(lineOf(event, now))
+    const then = state(time)
+    if (then) events.push(lineOf(event, then))
   }
-  return { owner_id: ownerId, until: until ?? null, state: state(), events }
+  return { owner_id: ownerId, until: until ?? null, state: state(Math.min(limit, now)), events }
 }

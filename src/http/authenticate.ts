@@ -17,18 +17,19 @@ export const KEY_REFUSALS = {
   malformed: new AppError('invalid_key', 'the API key is malformed or mistyped (checksum mismatch)'),
   unknown: new AppError('invalid_key', 'the API key is not recognised'),
   revoked: new AppError('invalid_key', 'the API key has been revoked'),
+  expired: new AppError('invalid_key', 'the API key was rolled and its grace period has ended: use its successor'),
   ownerInactive: new AppError('invalid_key', 'the owner of this API key is inactive'),
   freeTier: new AppError('tier_required', 'API access requires the pro tier or higher; this account is on the free tier'),
 }
 
 /**
- * The caller of a request, or why it is refused (returned, not thrown: refusals are the common case
- * under abuse). `auth_required` when no bearer key is presented, `invalid_key` when the key is
- * malformed, has a bad checksum, is unknown or revoked, or its owner is inactive; `tier_required`
- * for free owners (the rule of validity: keyStanding). Malformed keys are refused before any lookup.
- * Messages never echo the key.
+ * The caller of a request at the time `now` (milliseconds), or why it is refused (returned, not
+ * thrown: refusals are the common case under abuse). `auth_required` when no bearer key is
+ * presented, `invalid_key` when the key is malformed, has a bad checksum, is unknown, revoked or past
+ * the grace of a roll, or its owner is inactive; `tier_required` for free owners (the rule of
+ * validity: keyStanding). Malformed keys are refused before any lookup. Messages never echo the key.
  */
-export function authenticate(authorization: string | null, lookup: KeyLookup): Principal | AppError {
+export function authenticate(authorization: string | null, lookup: KeyLookup, now: number): Principal | AppError {
   const presented = authorization?.trim()
   if (!presented) return KEY_REFUSALS.noKey
   const match = BEARER.exec(presented)
@@ -38,11 +39,13 @@ export function authenticate(authorization: string | null, lookup: KeyLookup): P
   const key = lookup.key(hashApiKey(text))
   if (!key) return KEY_REFUSALS.unknown
   const owner = lookup.owner(key.ownerId)
-  switch (keyStanding(key, owner)) {
+  switch (keyStanding(key, owner, now)) {
     case 'valid':
       return { keyId: key.keyId, ownerId: key.ownerId, tier: owner!.tier as ApiTier, scopes: key.scopes }
     case 'revoked':
       return KEY_REFUSALS.revoked
+    case 'expired':
+      return KEY_REFUSALS.expired
     case 'owner_inactive':
       return KEY_REFUSALS.ownerInactive
     case 'free_tier':

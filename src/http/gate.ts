@@ -45,12 +45,13 @@ export type GateDeps = { keys: KeyLookup; limiter: RateLimiter; limits: RateLimi
 export function gate(deps: GateDeps) {
   /** The caller, or the refusal to answer with; a promise only while a limiter that must be asked answers. */
   function admit(authorization: string | undefined, access: KeyAccess): Caller | AppError | Promise<Caller | AppError> {
-    const principal = authenticate(authorization ?? null, deps.keys)
+    const now = deps.clock()
+    const principal = authenticate(authorization ?? null, deps.keys, now.getTime())
     if (principal instanceof AppError) return principal
     if (access !== 'key' && !principal.scopes.includes(access)) return scopeDenied(access, principal.scopes)
     if (principal.tier === 'admin') return { ...principal, rate: null }
     const counted = (rate: RateDecision): Caller | AppError => (rate.allowed ? { ...principal, rate } : rateLimitExceeded(rate))
-    const rate = deps.limiter.hit(principal.keyId, deps.limits[principal.tier], deps.clock())
+    const rate = deps.limiter.hit(principal.keyId, deps.limits[principal.tier], now)
     return rate instanceof Promise ? rate.then(counted) : counted(rate)
   }
 

@@ -14,6 +14,7 @@ import { ingestLines } from './commands/ingest-lines.ts'
 import { keyIssue } from './commands/key-issue.ts'
 import { keyList } from './commands/key-list.ts'
 import { keyRevoke } from './commands/key-revoke.ts'
+import { keyRoll } from './commands/key-roll.ts'
 import { ownerActivate } from './commands/owner-activate.ts'
 import { ownerCreate } from './commands/owner-create.ts'
 import { ownerDeactivate } from './commands/owner-deactivate.ts'
@@ -32,6 +33,7 @@ export const operatorCommands: readonly OperatorCommand[] = [
   ownerDeactivate,
   ownerActivate,
   keyIssue,
+  keyRoll,
   keyRevoke,
   keyList,
   auditKey,

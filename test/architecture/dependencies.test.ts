@@ -61,6 +61,11 @@ describe('the layers', () => {
     ['shared-is-the-bottom', { 'src/shared/errors.ts': module(['../db/port.ts']), 'src/db/port.ts': module() }],
     ['nothing-imports-the-composition-root', { 'src/zones/routes.ts': module(['../system.ts']), 'src/system.ts': module() }],
     ['adapters-chosen-in-the-composition-root', { 'src/zones/routes.ts': module(['../db/postgres.ts']), 'src/db/postgres.ts': module() }],
+    ['adapters-chosen-in-the-composition-root', { 'src/http/metrics.ts': module(['../metrics/prometheus.ts']), 'src/metrics/prometheus.ts': module() }],
+    [
+      'metrics-through-the-port',
+      { 'src/zones/routes.ts': module(['prom-client']), 'node_modules/prom-client/package.json': '{"name":"prom-client","main":"index.js"}', 'node_modules/prom-client/index.js': 'exports.x = 1\n' },
+    ],
     ['no-folder-cycles', { 'src/zones/routes.ts': module(['../http/gate.ts']), 'src/http/gate.ts': module(['../zones/schemas.ts']), 'src/zones/schemas.ts': module() }],
   ])('%s fails on an import that breaks it', async (rule, files) => {
     const found = await violations(tree(files))

@@ -54,7 +54,17 @@ for (const target of databaseTargets('audit trails')) {
 
     test('--until tells whether the key was valid at that moment', async () => {
       expect((await keyAt('2026-05-01T10:00:30Z')).state).toBeNull()
-      expect((await keyAt('2026-05-01T10:07:00Z')).state).toEqual({ status: 'active', scopes: ['read'], owner_tier: 'pro', owner_status: 'active', valid: true })
+      expect((await keyAt('2026-05-01T10:07:00Z')).state).toEqual({
+        key_id: keyId,
+        status: 'active',
+        scopes: ['read'],
+        owner_tier: 'pro',
+        owner_status: 'active',
+        rolled_from: null,
+        rolled_to: null,
+        grace_ends_at: null,
+        valid: true,
+      })
       expect((await keyAt('2026-05-01T10:15:00Z')).state).toMatchObject({ owner_status: 'inactive', valid: false })
       expect((await keyAt('2026-05-01T10:25:00Z')).state).toMatchObject({ status: 'active', valid: true })
       const revoked = await keyAt('2026-05-01T10:35:00Z')

@@ -150,10 +150,10 @@ for (const target of databaseTargets('blue/green under load')) {
       ])
       // Hold, compare, promote and roll back from the CLI; the key keeps working across every switch of api_keys.
       const held = await server.cli('projections', 'rebuild', 'api_keys', '--hold')
-      expect(held.stdout).toMatch(/^api_keys v1\.2: 1 event in [\d.]+ s \(\d+ events\/s\), held: `projections diff api_keys`, then `projections promote api_keys`$/m)
-      expect((await server.cli('projections', 'diff', 'api_keys')).stdout).toBe('api_keys v1.1 (live) → v1.2 (held): 0 row(s) differ (keys 0 of 1)\n')
-      expect((await server.cli('projections', 'promote', 'api_keys')).stdout).toMatch(/^api_keys: v1\.2 is live \(was v1\.1\)/)
-      expect((await server.cli('projections', 'rollback', 'api_keys')).stdout).toMatch(/^api_keys: v1\.1 is live \(was v1\.2\)/)
+      expect(held.stdout).toMatch(/^api_keys v2\.2: 1 event in [\d.]+ s \(\d+ events\/s\), held: `projections diff api_keys`, then `projections promote api_keys`$/m)
+      expect((await server.cli('projections', 'diff', 'api_keys')).stdout).toBe('api_keys v2.1 (live) → v2.2 (held): 0 row(s) differ (keys 0 of 1)\n')
+      expect((await server.cli('projections', 'promote', 'api_keys')).stdout).toMatch(/^api_keys: v2\.2 is live \(was v2\.1\)/)
+      expect((await server.cli('projections', 'rollback', 'api_keys')).stdout).toMatch(/^api_keys: v2\.1 is live \(was v2\.2\)/)
       const refused = await server.cli('projections', 'promote', 'nonsense')
       expect([refused.code, refused.stderr]).toEqual([2, expect.stringMatching(/unknown projection "nonsense"; known: owners, api_keys, listings, briefing_cache, briefing_usage/)])
       for (const name of new Set(status.generations.map((g) => g.projection))) {

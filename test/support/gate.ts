@@ -12,7 +12,7 @@ import { systemClock } from '../../src/shared/random.ts'
 export function adminGate(): { gate: Gate; authorization: string } {
   const key = formatApiKey('RouteSuiteAdminKey00000000000000')
   const lookup: KeyLookup = {
-    key: (hash) => (hash === hashApiKey(key) ? { keyId: 'key_routesuite0', ownerId: 'route-suite', scopes: ['read', 'write'], status: 'active' } : undefined),
+    key: (hash) => (hash === hashApiKey(key) ? { keyId: 'key_routesuite0', ownerId: 'route-suite', scopes: ['read', 'write'], status: 'active', expiresAt: null } : undefined),
     owner: (id) => (id === 'route-suite' ? { tier: 'admin', status: 'active' } : undefined),
   }
   return {

@@ -20,6 +20,17 @@ export const KeyEventSchemas = {
     key_hash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
     hint: Type.String(),
     label: Type.Union([Type.String({ maxLength: 200 }), Type.Null()]),
+    /** The key this one succeeds (`key roll`); absent for a key issued afresh. */
+    rolled_from: Type.Optional(Type.String()),
+    by: Actor,
+    at: At,
+  }),
+  /** The key was rolled: `successor_key_id` replaces it, and it stays valid until `grace_ends_at` (no event marks that moment). */
+  ApiKeyRolled: Type.Object({
+    key_id: Type.String(),
+    owner_id: Type.String(),
+    successor_key_id: Type.String(),
+    grace_ends_at: At,
     by: Actor,
     at: At,
   }),
@@ -34,10 +45,19 @@ export const KeyEventSchemas = {
 type Schemas = typeof KeyEventSchemas
 export type KeyEvent = { [K in keyof Schemas]: { type: K; data: Static<Schemas[K]> } }[keyof Schemas]
 
-export type ApiKey =
-  | { status: 'none' }
-  | { status: 'active'; keyId: string; ownerId: string; scopes: Scope[] }
-  | { status: 'revoked'; keyId: string; ownerId: string; scopes: Scope[] }
+/** What a key's stream says of it; `rolledTo` is set once it was rolled, and it expires at the grace end. */
+type KeyFacts = {
+  keyId: string
+  ownerId: string
+  scopes: Scope[]
+  label: string | null
+  rolledFrom: string | null
+  rolledTo: { keyId: string; graceEndsAt: string } | null
+}
+export type ApiKey = { status: 'none' } | ({ status: 'active' } & KeyFacts) | ({ status: 'revoked' } & KeyFacts)
+
+/** The longest grace a rolled key may keep (Unkey's and Stripe's limit alike). */
+export const MAX_GRACE_MS = 30 * 24 * 3600_000
 
 export type KeyCommand =
   | {
@@ -51,6 +71,20 @@ export type KeyCommand =
       actor: string
       at: string
       /** The owner the key is for and the acting owner, as their streams stand. */
+      ownerState: Owner
+      actorState: Owner
+      /** Set when the key succeeds a rolled one: that key's id. */
+      rolledFrom?: string
+    }
+  | {
+      type: 'RollApiKey'
+      keyId: string
+      /** The id the successor will be issued under (`IssueApiKey` with `rolledFrom`, on its own stream). */
+      successorKeyId: string
+      /** How long the rolled key stays valid after `at`: 0 to MAX_GRACE_MS. */
+      graceMs: number
+      actor: string
+      at: string
       ownerState: Owner
       actorState: Owner
     }
@@ -102,6 +136,32 @@ export function decideKey(command: KeyCommand, key: ApiKey): KeyEvent[] {
             key_hash: command.keyHash,
             hint: command.hint,
             label: command.label,
+            ...(command.rolledFrom === undefined ? {} : { rolled_from: command.rolledFrom }),
+            by: command.actor,
+            at: command.at,
+          },
+        },
+      ]
+    }
+    case 'RollApiKey': {
+      if (key.status === 'none') throw new AppError('not_found', `key ${command.keyId} does not exist`)
+      if (key.status === 'revoked') throw new AppError('conflict', `key ${command.keyId} is revoked`)
+      if (key.rolledTo) {
+        throw new AppError('conflict', `key ${command.keyId} was already rolled: ${key.rolledTo.keyId} succeeds it (roll that one instead)`)
+      }
+      if (!Number.isInteger(command.graceMs) || command.graceMs < 0 || command.graceMs > MAX_GRACE_MS) {
+        throw new AppError('invalid_request', 'the grace period must be from 0 (the old key stops at once) to 30 days')
+      }
+      // Rolling issues a key: the same people may do it as may issue one for that owner.
+      checkIssuer(key.ownerId, command.ownerState, command.actor, command.actorState)
+      return [
+        {
+          type: 'ApiKeyRolled',
+          data: {
+            key_id: key.keyId,
+            owner_id: key.ownerId,
+            successor_key_id: command.successorKeyId,
+            grace_ends_at: new Date(Date.parse(command.at) + command.graceMs).toISOString(),
             by: command.actor,
             at: command.at,
           },
@@ -130,10 +190,14 @@ export function decideKey(command: KeyCommand, key: ApiKey): KeyEvent[] {
 
 export function evolveKey(key: ApiKey, event: KeyEvent): ApiKey {
   switch (event.type) {
-    case 'ApiKeyIssued':
-      return { status: 'active', keyId: event.data.key_id, ownerId: event.data.owner_id, scopes: event.data.scopes }
+    case 'ApiKeyIssued': {
+      const d = event.data
+      return { status: 'active', keyId: d.key_id, ownerId: d.owner_id, scopes: d.scopes, label: d.label, rolledFrom: d.rolled_from ?? null, rolledTo: null }
+    }
+    case 'ApiKeyRolled':
+      return key.status === 'none' ? key : { ...key, rolledTo: { keyId: event.data.successor_key_id, graceEndsAt: event.data.grace_ends_at } }
     case 'ApiKeyRevoked':
-      return key.status === 'none' ? key : { status: 'revoked', keyId: key.keyId, ownerId: key.ownerId, scopes: key.scopes }
+      return key.status === 'none' ? key : { ...key, status: 'revoked' }
     default: {
       const never: never = event
       throw new Error(`unknown event ${JSON.stringify(never)}`)
@@ -143,7 +207,7 @@ export function evolveKey(key: ApiKey, event: KeyEvent): ApiKey {
 
 export const isKeyEvent = (event: { type: string }): event is KeyEvent => Object.hasOwn(KeyEventSchemas, event.type)
 
-/** A key's decisions: issuing it (who may, with which scopes) and revoking it (who may). */
+/** A key's decisions: issuing it (who may, with which scopes), rolling it (who may, how long the grace) and revoking it (who may). */
 export const keyDecider: Decider<KeyCommand, KeyEvent, ApiKey> = {
   decide: decideKey,
   evolve: evolveKey,
@@ -151,12 +215,35 @@ export const keyDecider: Decider<KeyCommand, KeyEvent, ApiKey> = {
   is: isKeyEvent,
 }
 
-/** Why a key does not let its holder in, or `valid`: it must be active, and its owner active and above the free tier. */
-export type KeyStanding = 'valid' | 'revoked' | 'owner_inactive' | 'free_tier'
+/** When a key stops letting its holder in by itself: the grace end of a roll, in milliseconds (null: never rolled). */
+export const keyExpiresAt = (key: { rolledTo: { graceEndsAt: string } | null }): number | null =>
+  key.rolledTo ? Date.parse(key.rolledTo.graceEndsAt) : null
 
-/** The one rule of key validity, for authentication and for the audit trail alike. */
-export function keyStanding(key: { status: 'active' | 'revoked' }, owner: { status: string; tier?: string } | undefined): KeyStanding {
-  if (key.status !== 'active') return 'revoked'
+/** A key's status at the time `now`: a rolled key is `rolled` until its grace end (`expiresAt`, ms), `expired` from then. */
+export function keyStatusAt(key: { status: 'active' | 'revoked'; expiresAt: number | null }, now: number): 'active' | 'rolled' | 'expired' | 'revoked' {
+  if (key.status === 'revoked') return 'revoked'
+  if (key.expiresAt === null) return 'active'
+  return now >= key.expiresAt ? 'expired' : 'rolled'
+}
+
+/**
+ * Why a key does not let its holder in, or `valid`: it must be active and not past the grace of a
+ * roll, and its owner active and above the free tier.
+ */
+export type KeyStanding = 'valid' | 'revoked' | 'expired' | 'owner_inactive' | 'free_tier'
+
+/**
+ * The one rule of key validity, for authentication and for the audit trail alike, at the time `now`
+ * (milliseconds): a rolled key expires at its grace end without any event, so time is an argument.
+ * `expiresAt` is that grace end in milliseconds (null: the key was never rolled).
+ */
+export function keyStanding(
+  key: { status: 'active' | 'revoked'; expiresAt: number | null },
+  owner: { status: string; tier?: string } | undefined,
+  now: number,
+): KeyStanding {
+  const status = keyStatusAt(key, now)
+  if (status === 'revoked' || status === 'expired') return status
   if (!owner || owner.status !== 'active') return 'owner_inactive'
   if (owner.tier === 'free') return 'free_tier'
   return 'valid'

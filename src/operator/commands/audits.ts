@@ -8,6 +8,7 @@ export const untilState = until('the state as of this time (events after it are 
 
 export const trailTable = (lines: readonly TrailLine<object>[]) =>
   table(
-    lines.map((l) => ({ ...l, details: pairs(l.details), state: pairs(l.state as Record<string, unknown>) })),
+    // What a state does not have (no roll: no successor, no grace end) is left out.
+    lines.map((l) => ({ ...l, details: pairs(l.details), state: pairs(Object.fromEntries(Object.entries(l.state).filter(([, v]) => v !== null))) })),
     ['position', 'at', 'type', 'actor', 'state', 'details'],
   )

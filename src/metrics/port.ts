@@ -1,0 +1,36 @@
+/**
+ * What the server reports to Prometheus, as a port: the composition root passes a recorder in
+ * (src/metrics/prometheus.ts when METRICS_PORT is set, `noMetrics` otherwise), and nothing imports a
+ * global registry. Every label value a caller passes must come from a bounded set (route templates,
+ * HTTP methods and statuses, error codes, projection names and generations): never a key, an owner
+ * id or a raw path.
+ */
+
+/** One answered request: the route template it matched (`unmatched` when none), and the error code it answered with, if any. */
+export type RequestSample = { route: string; method: string; status: number; seconds: number; refusal: string | null }
+
+/** One generation of a read model as `projections status` reports it. */
+export type ProjectionSample = { projection: string; generation: string; state: string; position: number; head: number; lag_events: number; lag_seconds: number }
+
+export type BriefingOutcome = 'generated' | 'cache_hit' | 'replayed'
+
+export type Metrics = {
+  request(sample: RequestSample): void
+  /** A briefing recorded: generated (and charged), served from the cache, or replayed under an Idempotency-Key. */
+  briefing(outcome: BriefingOutcome): void
+  /** The writer failed to produce a briefing (the request answered 502 upstream_error). */
+  writerFailed(): void
+  /** One append (or batch of appends) to the event store, successful or not, and how long it took. */
+  appended(operation: 'append' | 'appendMany', seconds: number): void
+  /** Where the projections' figures come from: read at each scrape, never in between. */
+  projectionsFrom(read: () => Promise<readonly ProjectionSample[]>): void
+}
+
+/** Metrics off: every report costs a call that does nothing. */
+export const noMetrics: Metrics = {
+  request: () => {},
+  briefing: () => {},
+  writerFailed: () => {},
+  appended: () => {},
+  projectionsFrom: () => {},
+}

@@ -1,0 +1,110 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { Metrics, ProjectionSample } from './port.ts'
+
+/** Seconds: from sub-millisecond answers from memory to a slow writer. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+const APPEND_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+export type PrometheusMetrics = Metrics & {
+  /** The exposition text and its content type, for GET /metrics. */
+  scrape(): Promise<{ body: string; contentType: string }>
+}
+
+/**
+ * The recorder on prom-client (docs/decisions.md, "Metrics"): one registry per process, no global
+ * state, the process's own metrics (CPU, memory, event-loop lag, handles) included.
+ */
+export function prometheusMetrics(): PrometheusMetrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const requests = new Counter({
+    name: 'mirador_http_requests_total',
+    help: 'Requests answered, by route template, method and status',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  })
+  const latency = new Histogram({
+    name: 'mirador_http_request_duration_seconds',
+    help: 'Time from receiving a request to having answered it, by route template and method',
+    labelNames: ['route', 'method'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  })
+  const refusals = new Counter({
+    name: 'mirador_http_refusals_total',
+    help: 'Error answers by error code (rate_limit: the hourly limit; quota_exceeded: the monthly briefing quota)',
+    labelNames: ['code'],
+    registers: [registry],
+  })
+  const briefings = new Counter({
+    name: 'mirador_briefings_total',
+    help: 'Briefings recorded by this process: generated (charged), cache_hit, replayed',
+    labelNames: ['outcome'],
+    registers: [registry],
+  })
+  const writerFailures = new Counter({
+    name: 'mirador_briefing_writer_failures_total',
+    help: 'Briefings the writer failed to produce (answered 502 upstream_error)',
+    registers: [registry],
+  })
+  const appends = new Histogram({
+    name: 'mirador_event_store_append_duration_seconds',
+    help: 'Event store appends by this process, by operation (append: one stream; appendMany: a batch)',
+    labelNames: ['operation'],
+    buckets: APPEND_BUCKETS,
+    registers: [registry],
+  })
+  // Series that exist from the start read 0 rather than missing, so rates and alerts work from the first scrape.
+  for (const operation of ['append', 'appendMany']) appends.zero({ operation })
+  for (const outcome of ['generated', 'cache_hit', 'replayed']) briefings.labels(outcome).inc(0)
+  for (const code of ['rate_limit', 'quota_exceeded']) refusals.labels(code).inc(0)
+
+  // One reading of the projections per scrape, shared by its four gauges.
+  let readProjections: () => Promise<readonly ProjectionSample[]> = async () => []
+  let reading: Promise<readonly ProjectionSample[]> | null = null
+  const projections = () => (reading ??= readProjections().finally(() => setTimeout(() => (reading = null), 100)))
+  const projectionGauge = (name: string, help: string, value: (p: ProjectionSample) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['projection', 'generation', 'state'],
+      registers: [registry],
+      async collect() {
+        this.reset()
+        for (const p of await projections()) this.set({ projection: p.projection, generation: p.generation, state: p.state }, value(p))
+      },
+    })
+  projectionGauge('mirador_projection_position', 'Log position a generation has applied', (p) => p.position)
+  projectionGauge('mirador_projection_head', 'Log position of the newest event, as seen for that generation', (p) => p.head)
+  projectionGauge('mirador_projection_lag_events', 'Log positions between a generation and the head (0 when nothing of its categories is pending)', (p) => p.lag_events)
+  projectionGauge('mirador_projection_lag_seconds', 'Age of the oldest event a generation has still to apply', (p) => p.lag_seconds)
+
+  return {
+    request(sample) {
+      const status = String(sample.status)
+      requests.labels(sample.route, sample.method, status).inc()
+      latency.labels(sample.route, sample.method).observe(sample.seconds)
+      if (sample.refusal) refusals.labels(sample.refusal).inc()
+    },
+    briefing: (outcome) => briefings.labels(outcome).inc(),
+    writerFailed: () => writerFailures.inc(),
+    appended: (operation, seconds) => appends.labels(operation).observe(seconds),
+    projectionsFrom(read) {
+      readProjections = read
+    },
+    async scrape() {
+      return { body: await registry.metrics(), contentType: registry.contentType }
+    },
+  }
+}
+
+/** The metrics server's answers: GET (or HEAD) /metrics, and 404 for anything else. No key, no limit: it is another port. */
+export function metricsHandler(metrics: PrometheusMetrics): (request: Request) => Promise<Response> {
+  return async (request) => {
+    if (new URL(request.url).pathname !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+      return new Response('not found: the metrics are at GET /metrics\n', { status: 404, headers: { 'content-type': 'text/plain' } })
+    }
+    const { body, contentType } = await metrics.scrape()
+    return new Response(request.method === 'HEAD' ? null : body, { headers: { 'content-type': contentType } })
+  }
+}
