@@ -27,13 +27,16 @@ const PAGE = `<!doctype html>
 </html>
 `
 
-/** Points Swagger UI at this server's document; no validator badge (it would call validator.swagger.io). */
+/**
+ * Points Swagger UI at this server's document; no validator badge (it would call validator.swagger.io).
+ * "Try it out" is off until the reader turns it on for an operation: the page is for reading first.
+ */
 const START = `window.ui = SwaggerUIBundle({
   url: '/api/v1/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
-  tryItOutEnabled: true,
+  tryItOutEnabled: false,
   displayRequestDuration: true,
 })
 `
