@@ -11,10 +11,10 @@ import type { KeyLookup } from './http/authenticate.ts'
 import type { RateLimiter, RateLimits } from './ratelimit/port.ts'
 import type { Clock } from './shared/random.ts'
 import type { Logger } from './runtime/log.ts'
-import { errorPlugin, hostRefused, loggedPath } from './http/errors.ts'
+import { errorPlugin, hostRefused, JSON_TYPE, loggedPath } from './http/errors.ts'
 import { type Gate, gate } from './http/gate.ts'
 import { openApiDocument } from './http/openapi.ts'
-import { API_PREFIX, answerUnmatched, assertAccessDeclared } from './http/routing.ts'
+import { allowedMethods, API_PREFIX, answerUnmatched, assertAccessDeclared } from './http/routing.ts'
 import { requestMetrics } from './http/metrics.ts'
 import type { Metrics } from './metrics/port.ts'
 
@@ -43,13 +43,16 @@ export const API_VERSION = '1.0.0'
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
 /**
- * Every response gets `X-Request-Id` (a sane incoming one is echoed). A request whose URL is not
+ * Every response gets `X-Request-Id` (a sane incoming one is echoed) and, unless it is a page or a
+ * file (src/docs/routes.ts), the one JSON Content-Type. A request whose URL is not
  * absolute had a missing or malformed Host header (Bun then hands over only the target): it is
  * refused before routing, since Elysia reads the path from an absolute URL.
  */
 const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set }) => {
   const incoming = request.headers.get('x-request-id')
   set.headers['x-request-id'] = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
+  // Elysia's default differs by runtime (Bun adds the charset, Node does not): one type everywhere.
+  set.headers['content-type'] = JSON_TYPE
   if (!request.url.startsWith('http://')) {
     throw hostRefused()
   }
@@ -82,10 +85,11 @@ export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
  * declares no access stops the app from being built.
  */
 export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] = (guard) => apiFeatures(deps, guard)) {
-  const guard = gate(deps)
+  // The Allow of a HEAD's 405 is read from the finished route table, when a HEAD comes.
+  const guard = gate({ ...deps, allow: (path) => allowedMethods(app.routes, path) })
   // The route templates, once the table is complete: the only route labels metrics may carry.
   let routes: ReadonlySet<string> = new Set()
-  const app = new Elysia({
+  const app: AnyElysia = new Elysia({
     // Elysia's path = request.url from the first "/" after "http://": the authority never counts.
     handler: { standardHostname: false },
   })

@@ -6,13 +6,14 @@
  * It names the store it works on, on stderr.
  */
 import { existsSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { ConfigError, loadConfig } from './config.ts'
-import { type CliRequest, commandLine } from './operator/cli-args.ts'
+import { type CliRequest, commandLine, UsageError } from './operator/cli-args.ts'
 import { report, runCommandLine } from './operator/cli-run.ts'
 import { operatorCommands, runOperatorCommand } from './operator/commands.ts'
 import { type OperatorLine, type Outcome, type Send, errorLine } from './operator/outcome.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
+import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import type { Progress } from './runtime/progress.ts'
 import { AppError, isAppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
@@ -121,6 +122,8 @@ async function openSession(config: Config, init: boolean): Promise<Session> {
         'set DATA_DIR to the data directory of your server, or add --init to create an empty store there',
     )
   }
+  // Like the server: the directory created 0700, every file the store writes 0600 (umask).
+  preparePrivateDataDir(dataDir)
   try {
     return await localSession(config, `pglite ${dataDir} (${exists ? 'server not running' : 'created by --init'})`)
   } catch (error) {
@@ -131,15 +134,25 @@ async function openSession(config: Config, init: boolean): Promise<Session> {
   }
 }
 
+/**
+ * How the user ran the CLI, for the usage lines: `npm run cli --` (npm names the script it runs in
+ * npm_lifecycle_event), else `bun src/cli.ts` as typed in the Docker image, which has no npm.
+ */
+const invocation = process.env.npm_lifecycle_event === 'cli' ? 'npm run cli --' : `bun ${relative(process.cwd(), process.argv[1]!)}`
+
 async function main(): Promise<number> {
   let request: CliRequest
   let config: Config
   try {
-    const cli = commandLine(operatorCommands, { projections: allProjections.map((p) => p.name) })
+    const cli = commandLine(operatorCommands, { projections: allProjections.map((p) => p.name), invocation })
     // npm runs scripts from the repository root; INIT_CWD is where the user typed the command.
     request = cli.parse(process.argv.slice(2), process.env.INIT_CWD || process.cwd())
     config = loadConfig(process.env)
   } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${error.help}`)
+      return 2
+    }
     if (isAppError(error) || error instanceof ConfigError) {
       console.error(error.message)
       return 2

@@ -1103,10 +1103,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
-                 * @example order-4711-briefing
-                 */
+                /** @description retry safely: the same key with the same request within 24 h answers the first result again, free. Use one per request you mean, e.g. your order id (`order-4711-briefing`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1317,10 +1314,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
-                 * @example order-4711-briefing
-                 */
+                /** @description retry safely: the same key with the same request within 24 h answers the first result again, free. Use one per request you mean, e.g. your order id (`order-4711-briefing`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1531,10 +1525,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
-                 * @example order-4711-briefing
-                 */
+                /** @description retry safely: the same key with the same request within 24 h answers the first result again, free. Use one per request you mean, e.g. your order id (`order-4711-briefing`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1746,10 +1737,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
-                 * @example order-4711-briefing
-                 */
+                /** @description retry safely: the same key with the same request within 24 h answers the first result again, free. Use one per request you mean, e.g. your order id (`order-4711-briefing`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1958,10 +1946,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description retry safely: the same key with the same request within 24 h answers the first result again, free
-                 * @example order-4711-briefing
-                 */
+                /** @description retry safely: the same key with the same request within 24 h answers the first result again, free. Use one per request you mean, e.g. your order id (`order-4711-briefing`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;

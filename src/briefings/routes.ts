@@ -19,8 +19,10 @@ const IdempotencyHeaders = Type.Object({
       minLength: 1,
       maxLength: 255,
       pattern: '^[!-~]+$',
-      description: 'retry safely: the same key with the same request within 24 h answers the first result again, free',
-      examples: ['order-4711-briefing'],
+      // No `examples`: Swagger UI would fill it in, and a reader who tries the page twice with another
+      // zone would meet 409 idempotency_conflict (test/docs/reference.test.ts).
+      description:
+        'retry safely: the same key with the same request within 24 h answers the first result again, free. Use one per request you mean, e.g. your order id (`order-4711-briefing`)',
     }),
   ),
 })

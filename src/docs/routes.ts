@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
+import { JSON_TYPE } from '../http/errors.ts'
 import type { Gate } from '../http/gate.ts'
 import { type OpenApiDocument, undocumented } from '../http/openapi.ts'
 
@@ -26,13 +27,16 @@ const PAGE = `<!doctype html>
 </html>
 `
 
-/** Points Swagger UI at this server's document; no validator badge (it would call validator.swagger.io). */
+/**
+ * Points Swagger UI at this server's document; no validator badge (it would call validator.swagger.io).
+ * "Try it out" is off until the reader turns it on for an operation: the page is for reading first.
+ */
 const START = `window.ui = SwaggerUIBundle({
   url: '/api/v1/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
-  tryItOutEnabled: true,
+  tryItOutEnabled: false,
   displayRequestDuration: true,
 })
 `
@@ -40,9 +44,13 @@ const START = `window.ui = SwaggerUIBundle({
 /** Only what the page itself needs: no script, style or request reaches another origin. */
 const PAGE_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'"
 
+/** `GET /`: where a newcomer who opens the server's address finds the reference (docs/decisions.md). */
+const ROOT = { service: 'mirador', docs: '/docs', openapi: '/api/v1/openapi.json' }
+
 /**
- * The API's self-description, public (no key): the OpenAPI 3.1 document at /api/v1/openapi.json and
- * a reference page at /docs (Swagger UI) whose "Try it out" calls this server with the key you give it.
+ * The API's self-description, public (no key): the OpenAPI 3.1 document at /api/v1/openapi.json, a
+ * reference page at /docs (Swagger UI) whose "Try it out" calls this server with the key you give
+ * it, and `GET /` pointing to both.
  */
 export function docsRoutes(deps: { gate: Gate; document: OpenApiDocument }) {
   const body = JSON.stringify(deps.document)
@@ -55,7 +63,8 @@ export function docsRoutes(deps: { gate: Gate; document: OpenApiDocument }) {
   const open = { public: true as const, detail: undocumented }
   return new Elysia({ name: 'docs' })
     .use(deps.gate)
-    .get('/api/v1/openapi.json', () => serve(body, 'application/json'), open)
+    .get('/', () => ROOT, open)
+    .get('/api/v1/openapi.json', () => serve(body, JSON_TYPE), open)
     .get('/docs', () => serve(PAGE, 'text/html; charset=utf-8', { 'content-security-policy': PAGE_POLICY }), open)
     .get('/docs/start.js', () => serve(START, 'text/javascript; charset=utf-8'), open)
     .get('/docs/swagger-ui.css', () => serve(files.css, 'text/css; charset=utf-8'), open)

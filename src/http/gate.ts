@@ -3,7 +3,7 @@ import { authenticate, type KeyLookup, type Principal } from './authenticate.ts'
 import type { Scope } from '../domain/keys/key.ts'
 import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, setRateLimitHeaders } from '../ratelimit/port.ts'
 import { AppError, httpStatus } from '../shared/errors.ts'
-import { errorBody } from './errors.ts'
+import { errorBody, methodNotAllowed } from './errors.ts'
 import type { Clock } from '../shared/random.ts'
 
 /**
@@ -26,7 +26,14 @@ export const SECURITY_SCHEME = 'apiKey'
 export const scopeDenied = (needed: Scope, scopes: readonly Scope[]) =>
   new AppError('scope_denied', `this endpoint needs the "${needed}" scope; the key has: ${scopes.join(', ')}`)
 
-export type GateDeps = { keys: KeyLookup; limiter: RateLimiter; limits: RateLimits; clock: Clock }
+export type GateDeps = {
+  keys: KeyLookup
+  limiter: RateLimiter
+  limits: RateLimits
+  clock: Clock
+  /** The `Allow` of a route's path (src/http/routing.ts), for the 405 a HEAD gets. */
+  allow(path: string): string
+}
 
 /**
  * The gate, as Elysia macros that every route declares where it is defined:
@@ -38,7 +45,8 @@ export type GateDeps = { keys: KeyLookup; limiter: RateLimiter; limits: RateLimi
  * rate_limit, then the route's own checks (validation, 413, 404, quota…). Nothing runs between
  * routing and the gate: gated routes let Elysia parse no body (`parse: 'none'`, the handler reads it
  * with `readJsonBody`) and declare no Elysia schema (`assertAccessDeclared` refuses one), so no
- * validation can answer before the gate. Refusals are answered with `status()`, not thrown: they
+ * validation can answer before the gate. A HEAD, which Elysia hands to a path's GET route, is
+ * refused here with 405 (after the key checks, like every 405 under /api/v1): no operation declares it. Refusals are answered with `status()`, not thrown: they
  * are the common case under abuse and Elysia's error path costs several times more.
  * `buildApp` refuses to start when a route declares neither macro.
  */
@@ -55,21 +63,27 @@ export function gate(deps: GateDeps) {
     return rate instanceof Promise ? rate.then(counted) : counted(rate)
   }
 
+  const headRefused = (route: string) => methodNotAllowed('HEAD', deps.allow(route))
+
   return new Elysia({ name: 'gate' }).macro({
     scope: (access: KeyAccess) => ({
       detail: { [ACCESS_EXTENSION]: access, security: [{ [SECURITY_SCHEME]: access === 'key' ? [] : [access] }] },
       parse: 'none' as never,
       // The one header it needs is read from the request: asking Elysia for `headers` copies them all, per request.
-      resolve: async ({ request, set, status }) => {
+      resolve: async ({ request, route, set, status }) => {
         const admission = admit(request.headers.get('authorization') ?? undefined, access)
         // Awaited only when it is a promise: a refusal or an admin key needs no trip through the event loop.
         const admitted = admission instanceof Promise ? await admission : admission
         if (admitted instanceof AppError) return status(httpStatus[admitted.code], errorBody(admitted, set))
         if (admitted.rate) setRateLimitHeaders(set.headers, admitted.rate)
+        if (request.method === 'HEAD') return status(405, errorBody(headRefused(route), set))
         return { caller: admitted }
       },
     }),
-    public: (_: true) => ({ detail: { [ACCESS_EXTENSION]: 'public', security: [] } }),
+    public: (_: true) => ({
+      detail: { [ACCESS_EXTENSION]: 'public', security: [] },
+      beforeHandle: ({ request, route, set, status }) => (request.method === 'HEAD' ? status(405, errorBody(headRefused(route), set)) : undefined),
+    }),
   })
 }
 

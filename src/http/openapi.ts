@@ -4,7 +4,7 @@ import { AppError, type ErrorCode, httpStatus } from '../shared/errors.ts'
 import { wireForm } from '../shared/input-schema.ts'
 import { KEY_REFUSALS } from './authenticate.ts'
 import { payloadTooLarge } from './body.ts'
-import { hostRefused, internalError } from './errors.ts'
+import { hostRefused, internalError, methodNotAllowed } from './errors.ts'
 import { ACCESS_EXTENSION, type Access, SECURITY_SCHEME, scopeDenied } from './gate.ts'
 
 /**
@@ -274,6 +274,11 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
           'scope_denied → rate_limit → the operation’s own errors. Every error is `{ok: false, error, message}`',
           'with a stable `error` code, and every response carries `X-Request-Id`. A path under /api/v1 that no',
           'operation here serves answers 404 not_found (after the key checks).',
+        ],
+        [
+          'A path listed here, asked with a method it does not list (HEAD included), answers 405',
+          'method_not_allowed after the key checks, with an `Allow` header naming its methods:',
+          `\`${JSON.stringify(methodNotAllowed('DELETE', 'GET').body())}\` (\`DELETE /api/v1/zones\`, \`Allow: GET\`).`,
         ],
         [
           'Query strings: a parameter given more than once is refused (400); unknown parameters are ignored.',

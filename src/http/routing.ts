@@ -8,6 +8,13 @@ export const API_PREFIX = '/api/v1'
 type RouteEntry = { method: string; path: string; hooks?: { detail?: Record<string, unknown> } }
 
 /**
+ * The `Allow` of a path: the methods its routes take. HEAD is not among them: the document declares
+ * no HEAD operation, and the gate refuses the HEAD that Elysia would answer as a GET (docs/decisions.md).
+ */
+export const allowedMethods = (routes: readonly RouteEntry[], path: string): string =>
+  [...new Set(routes.filter((route) => route.path === path && route.method !== 'ALL').map((route) => route.method))].join(', ')
+
+/**
  * Answers for requests no route takes, from Elysia's own route table: a known path with another
  * method → 405 method_not_allowed with `Allow`; any other path under the API prefix → 404
  * not_found. Both are routes behind the gate (any valid key): without a key they answer 401, so
@@ -15,18 +22,10 @@ type RouteEntry = { method: string; path: string; hooks?: { detail?: Record<stri
  * the prefix are Elysia's 404.
  */
 export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
-  const methodsByPath = new Map<string, Set<string>>()
-  const publicPaths = new Set<string>()
-  for (const route of app.routes as RouteEntry[]) {
-    const methods = methodsByPath.get(route.path) ?? new Set<string>()
-    methods.add(route.method)
-    if (route.method === 'GET') methods.add('HEAD')
-    methodsByPath.set(route.path, methods)
-    if (declaredAccess(route) === 'public') publicPaths.add(route.path)
-  }
+  const publicPaths = new Set((app.routes as RouteEntry[]).filter((route) => declaredAccess(route) === 'public').map((route) => route.path))
   const unmatched = new Elysia({ name: 'unmatched' }).use(gate)
-  for (const [path, methods] of methodsByPath) {
-    const allow = [...methods].join(', ')
+  for (const path of new Set((app.routes as RouteEntry[]).map((route) => route.path))) {
+    const allow = allowedMethods(app.routes, path)
     unmatched.all(
       path,
       ({ request }) => {

@@ -1,6 +1,8 @@
 import { isAbsolute, resolve } from 'node:path'
-import { KindGuard } from '@sinclair/typebox'
+import { KindGuard, type TObject } from '@sinclair/typebox'
 import { AppError } from '../shared/errors.ts'
+import { inputErrors } from '../shared/input-schema.ts'
+import { checker } from '../shared/validate.ts'
 import type { CommandLineFace, HelpTerms, HelpText, OperatorCommand, Param } from './command.ts'
 
 /** A parsed command line: an operator command with its arguments, or a request for help. */
@@ -31,12 +33,26 @@ type Option = {
 }
 
 /** A command as the parser and the help need it. */
-type Usage = { name: string; summary: string; flags: Option[]; positional: Option | undefined; notes: string | undefined }
+type Usage = { name: string; summary: string; flags: Option[]; positional: Option | undefined; notes: string | undefined; args: TObject }
 
-const GLOBAL_OPTIONS = `options for every command:
+/**
+ * A command line that cannot be run (exit code 2): what is wrong, and the help of the command it
+ * names, or the list of commands. The help is kept apart from the message, which is cut at 600
+ * characters like every error message.
+ */
+export class UsageError extends AppError {
+  constructor(
+    message: string,
+    readonly help: string,
+  ) {
+    super('invalid_request', message)
+  }
+}
+
+const globalOptions = (invocation: string) => `options for every command:
   --json        machine-readable JSON on stdout (errors as JSON on stderr)
   --init        create an empty embedded store in DATA_DIR if there is none (never done implicitly)
-  --help, -h    this help, or a command's: npm run cli -- key issue --help`
+  --help, -h    this help, or a command's: ${invocation} key issue --help`
 
 const FOOTER = `With DATABASE_URL the CLI works on PostgreSQL. Otherwise it goes through the running server's
 socket (DATA_DIR/mirador.sock) or, with no server running, opens the embedded store in DATA_DIR
@@ -60,7 +76,7 @@ function optionOf(arg: string, param: Param, terms: HelpTerms): Option {
   }
 }
 
-function usageOf(name: string, cli: CommandLineFace, terms: HelpTerms): Usage {
+function usageOf(name: string, args: TObject, cli: CommandLineFace, terms: HelpTerms): Usage {
   const options = Object.entries(cli.params).map(([arg, param]) => [param.positional, optionOf(arg, param, terms)] as const)
   const notes = cli.notes === undefined ? undefined : typeof cli.notes === 'string' ? cli.notes : cli.notes(terms)
   return {
@@ -69,6 +85,7 @@ function usageOf(name: string, cli: CommandLineFace, terms: HelpTerms): Usage {
     flags: options.filter(([positional]) => !positional).map(([, o]) => o),
     positional: options.find(([positional]) => positional)?.[1],
     notes,
+    args,
   }
 }
 
@@ -91,10 +108,12 @@ const listing = (commands: readonly Usage[]) => commands.map((c) => `  ${synopsi
  * text. `terms` are the names help texts take from the composition root.
  */
 export function commandLine(commands: readonly OperatorCommand[], terms: HelpTerms) {
-  const usages = new Map(commands.flatMap((c) => (c.cli ? [[c.name, usageOf(c.name, c.cli, terms)] as const] : [])))
+  const usages = new Map(commands.flatMap((c) => (c.cli ? [[c.name, usageOf(c.name, c.args, c.cli, terms)] as const] : [])))
+  const run = terms.invocation
+  const GLOBAL_OPTIONS = globalOptions(run)
 
   /** Every command, one synopsis line and its summary each. */
-  const usage = () => `usage: npm run cli -- <command> [options]\n\n${listing([...usages.values()])}\n\n${GLOBAL_OPTIONS}\n\n${FOOTER}`
+  const usage = () => `usage: ${run} <command> [options]\n\n${listing([...usages.values()])}\n\n${GLOBAL_OPTIONS}\n\n${FOOTER}`
 
   /** One command's help: synopsis, summary, each argument, notes. */
   function commandHelp(command: Usage): string {
@@ -102,7 +121,7 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
     const width = Math.max(0, ...rows.map(([left]) => left!.length))
     const table = rows.map(([left, right]) => `  ${left!.padEnd(width)}  ${right}`).join('\n')
     return [
-      `usage: npm run cli -- ${synopsis(command)}`,
+      `usage: ${run} ${synopsis(command)}`,
       '',
       command.summary,
       ...(table ? ['', table] : []),
@@ -116,10 +135,21 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
   function groupHelp(group: string): string | undefined {
     const members = [...usages.values()].filter((c) => c.name.split(' ')[0] === group)
     if (members.length === 0) return undefined
-    return `usage: npm run cli -- ${group} <command> [options]\n\n${listing(members)}\n\nnpm run cli -- ${group} <command> --help shows a command's options.`
+    return `usage: ${run} ${group} <command> [options]\n\n${listing(members)}\n\n${run} ${group} <command> --help shows a command's options.`
   }
 
-  const usageError = (message: string) => new AppError('invalid_request', `${message}\n\n${usage()}`)
+  /** What is wrong, with the named command's own help, else its group's, else the list of commands. */
+  const usageError = (message: string, command?: Usage, group?: string) =>
+    new UsageError(message, command ? commandHelp(command) : ((group && groupHelp(group)) || usage()))
+
+  /** Each bad argument by the flag or placeholder the user typed, with what it expects in words. */
+  function badArguments(command: Usage, args: Record<string, unknown>): string | undefined {
+    if (checker(command.args).Check(args)) return undefined
+    const labels = new Map([...command.flags, ...(command.positional ? [command.positional] : [])].map((o) => [o.arg, o.label]))
+    return inputErrors(command.args, args, 'arguments')
+      .map(({ field, message }) => `${labels.get(field.split('.')[0]!) ?? field}: ${message}`)
+      .join('; ')
+  }
 
   /** The command named by the first one or two words (`ingest`, `key issue`), if any. */
   function commandOf(words: readonly string[]): Usage | undefined {
@@ -132,7 +162,7 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
     if (command) return { kind: 'help', text: commandHelp(command) }
     const group = groupHelp(words[0]!)
     if (group) return { kind: 'help', text: group }
-    throw usageError(`unknown command "${words.slice(0, 2).join(' ')}"`)
+    throw usageError(`unknown command "${words.slice(0, 2).join(' ')}"`, undefined, words[0])
   }
 
   /**
@@ -147,7 +177,7 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
     if (help) return helpFor(words.filter((w) => !w.startsWith('--')))
 
     const command = commandOf(words)
-    if (!command) throw usageError(words.length > 0 ? `unknown command "${words.slice(0, 2).join(' ')}"` : 'no command given')
+    if (!command) throw usageError(words.length > 0 ? `unknown command "${words.slice(0, 2).join(' ')}"` : 'no command given', undefined, words[0])
     const name = command.name
     const asPath = (value: string) => (isAbsolute(value) ? value : resolve(cwd, value))
     const args: Record<string, unknown> = {}
@@ -161,14 +191,14 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
       const eq = word.indexOf('=')
       const label = word.slice(0, eq < 0 ? undefined : eq)
       const flag = command.flags.find((f) => f.label === label)
-      if (!flag) throw usageError(`"${name}" has no option ${label}`)
+      if (!flag) throw usageError(`"${name}" has no option ${label}`, command)
       if (flag.boolean) {
-        if (eq >= 0) throw usageError(`${label} takes no value`)
+        if (eq >= 0) throw usageError(`${label} takes no value`, command)
         args[flag.arg] = true
         continue
       }
       const value = eq < 0 ? words[++i] : word.slice(eq + 1)
-      if (value === undefined || (eq < 0 && value.startsWith('--'))) throw usageError(`${label} needs a value`)
+      if (value === undefined || (eq < 0 && value.startsWith('--'))) throw usageError(`${label} needs a value`, command)
       args[flag.arg] = flag.list
         ? value.split(',').map((s) => s.trim()).filter(Boolean)
         : flag.integer && /^[0-9]+$/.test(value)
@@ -182,12 +212,15 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
       const values = positional.path ? positionals.map(asPath) : positionals
       if (positional.list) args[positional.arg] = values
       else if (values[0] !== undefined) args[positional.arg] = values[0]
-      if (!positional.list && values.length > 1) throw usageError(`"${name}" takes one ${positional.placeholder}`)
+      if (!positional.list && values.length > 1) throw usageError(`"${name}" takes one ${positional.placeholder}`, command)
     } else if (positionals.length > 0) {
-      throw usageError(`unexpected argument "${positionals[0]}"`)
+      throw usageError(`unexpected argument "${positionals[0]}"`, command)
     }
     const missing = [...command.flags, ...(positional ? [positional] : [])].filter((o) => o.required && args[o.arg] === undefined).map((o) => o.label)
-    if (missing.length > 0) throw usageError(`"${name}" needs ${missing.join(', ')}`)
+    if (missing.length > 0) throw usageError(`"${name}" needs ${missing.join(', ')}`, command)
+    // Checked here, before any store is opened (or created by --init): a bad value is a usage error.
+    const bad = badArguments(command, args)
+    if (bad) throw usageError(`"${name}": ${bad}`, command)
     return { kind: 'run', command: name, args, json, init }
   }
 

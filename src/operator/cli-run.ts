@@ -8,13 +8,15 @@ import { type Outcome, type Send, errorLine } from './outcome.ts'
 type RunRequest = Extract<CliRequest, { kind: 'run' }>
 
 /**
- * Prints how a command ended (`--json`: the result or the error as JSON) and returns the exit code:
+ * Prints how a command ended (`--json`: the result or the error as JSON; nothing for an output with
+ * nothing to say) and returns the exit code:
  * 0 done, 1 refused (or part of the input refused), 2 bad usage.
  */
 export function report(request: RunRequest, outcome: Outcome, cli?: CommandLineFace): number {
   if (outcome.ok) {
     const print = cli?.resultStream?.(request.args as never) === 'stderr' ? console.error : console.log
-    print(request.json || !cli ? JSON.stringify(outcome.result, null, 2) : cli.output(outcome.result as never))
+    const text = request.json || !cli ? JSON.stringify(outcome.result, null, 2) : cli.output(outcome.result as never)
+    if (text !== '') print(text)
     return cli?.partlyRefused?.(outcome.result as never) ? 1 : 0
   }
   if (request.json) console.error(JSON.stringify(outcome, null, 2))

@@ -16,8 +16,11 @@ export type OperatorContext = {
   progress: Progress
 }
 
-/** What help texts may name that only the composition root knows: the read models (src/system.ts). */
-export type HelpTerms = { projections: readonly string[] }
+/**
+ * What help texts may name that only the composition root knows: the read models (src/system.ts),
+ * and how the CLI was run (`npm run cli --`, or `bun src/cli.ts` where there is no npm).
+ */
+export type HelpTerms = { projections: readonly string[]; invocation: string }
 export type HelpText = string | ((terms: HelpTerms) => string)
 
 /**

@@ -28,7 +28,7 @@ async function briefingApp(system: TestSystem) {
     .group('/api/v1', (api) =>
       api.use(
         briefingRoutes({
-          gate: gate({ keys: system.keys, limiter: memoryRateLimiter(), limits: { pro: 1000, enterprise: 1000 }, clock: systemClock }),
+          gate: gate({ keys: system.keys, limiter: memoryRateLimiter(), limits: { pro: 1000, enterprise: 1000 }, clock: systemClock, allow: () => 'POST' }),
           service,
         }),
       ),

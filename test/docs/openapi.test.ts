@@ -160,6 +160,29 @@ describe('the OpenAPI document', () => {
     }
   }, 60_000)
 
+  test('Redocly’s recommended ruleset reports no error; the one warning left is the one docs/decisions.md explains', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mirador-openapi-'))
+    try {
+      const file = join(dir, 'openapi.json')
+      writeFileSync(file, JSON.stringify(document))
+      const linted = await run('npx', ['redocly', 'lint', '--extends', 'recommended', '--format', 'json', file])
+      const problems = (JSON.parse(linted.stdout) as { problems: { ruleId: string; severity: string; message: string }[] }).problems
+      expect(problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message}`)).toEqual([])
+      expect(problems.map((p) => `${p.ruleId} ${p.severity}`)).toEqual(['info-license warn'])
+      expect(linted.code).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  test('405 method_not_allowed is documented, with the very body the server answers', async () => {
+    const response = await system.request('/api/v1/zones', { key: keys.pro, method: 'DELETE' })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('GET')
+    expect(document.info.description).toContain(`\`${await response.text()}\``)
+    expect(document.info.description).toContain('405 method_not_allowed')
+  })
+
   test('integers are integers: the health answer types rate_limit, quota and lag as integers, tier and scopes as their single definitions', () => {
     const all = schemasIn(document)
     expect(all.filter((schema) => schema.format === 'integer')).toEqual([])

@@ -61,7 +61,7 @@ describe('the API as its users meet it: the reference page and a typed client, o
     })
     afterAll(() => browser?.close())
 
-    test('loads with no console errors, lists every endpoint, and "Try it out" with a key gets an answer from the server', async () => {
+    test('loads with no console errors, lists every endpoint, "Try it out" is off until asked for, and then with a key gets an answer from the server', async () => {
       const page = await browser.newPage()
       const problems: string[] = []
       page.on('console', (message) => message.type() === 'error' && problems.push(`console: ${message.text()}`))
@@ -84,7 +84,10 @@ describe('the API as its users meet it: the reference page and a typed client, o
 
       const health = page.locator('#operations-Account-getHealth')
       await health.locator('.opblock-summary').click()
-      // The page opens operations with "Try it out" already on (tryItOutEnabled).
+      // An opened operation is for reading: no request can be sent until "Try it out" is clicked.
+      await health.locator('button.try-out__btn').waitFor()
+      expect(await health.locator('button.execute').count()).toBe(0)
+      await health.locator('button.try-out__btn').click()
       await health.locator('button.execute').click()
       const status = health.locator('.live-responses-table tbody .response-col_status').first()
       await status.waitFor()
@@ -93,6 +96,19 @@ describe('the API as its users meet it: the reference page and a typed client, o
 
       await page.screenshot({ path: join(tmpdir(), 'mirador-docs.png'), fullPage: true })
       expect(problems).toEqual([])
+    })
+
+    test('a briefing tried out starts with an empty Idempotency-Key: trying it twice with another zone is never a 409', async () => {
+      const page = await browser.newPage()
+      await page.goto(`${server.url}/docs`)
+      const investor = page.locator('.opblock-post').filter({ hasText: '/api/v1/briefings/investor' })
+      await investor.locator('.opblock-summary').waitFor()
+      if ((await investor.locator('button.try-out__btn').count()) === 0) await investor.locator('.opblock-summary').click()
+      await investor.locator('button.try-out__btn').click()
+      const idempotencyKey = investor.locator('tr[data-param-name="Idempotency-Key"] input')
+      await idempotencyKey.waitFor()
+      expect(await idempotencyKey.inputValue()).toBe('')
+      expect(await idempotencyKey.getAttribute('placeholder')).not.toMatch(/order-4711/)
     })
   })
 })

@@ -31,7 +31,8 @@ describe('first run: the CLI before the server, owners before the demo market, p
 
     const help = await runCli(['key', 'issue', '--help'], env)
     expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/^usage: npm run cli -- key issue --owner ID/)
+    // Run as `bun src/cli.ts` (runCli), the usage names that, not npm.
+    expect(help.stdout).toMatch(/^usage: bun src\/cli.ts key issue --owner ID/)
   })
 
   test('the first start seeds the demo market although owners exist; the CLI then works through the server', async () => {

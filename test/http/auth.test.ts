@@ -167,8 +167,40 @@ for (const target of databaseTargets('HTTP auth')) {
     test('a known path with the wrong method → 405 method_not_allowed with Allow', async () => {
       const response = await system.request('/api/v1/health', { key: enterprise.key, method: 'DELETE' })
       expect(response.status).toBe(405)
-      expect(response.headers.get('allow')).toBe('GET, HEAD')
+      expect(response.headers.get('allow')).toBe('GET')
       expect(await body(response)).toMatchObject({ ok: false, error: 'method_not_allowed' })
+    })
+
+    test('HEAD is not answered as a GET: 405 with Allow naming the documented methods, on gated, dynamic and public paths', async () => {
+      for (const path of ['/api/v1/health', '/api/v1/zone/zona-1', '/api/v1/openapi.json', '/docs', '/']) {
+        const response = await system.request(path, { key: enterprise.key, method: 'HEAD' })
+        expect(response.status, path).toBe(405)
+        expect(response.headers.get('allow'), path).toBe('GET')
+        expect(response.headers.get('x-request-id'), path).toBeTruthy()
+      }
+      // Without a key a gated path reveals nothing, HEAD or not.
+      expect((await system.request('/api/v1/zones', { method: 'HEAD' })).status).toBe(401)
+    })
+
+    test('GET / points to the reference: a JSON answer without a key', async () => {
+      const response = await system.request('/')
+      expect(response.status).toBe(200)
+      expect(await body(response)).toEqual({ service: 'mirador', docs: '/docs', openapi: '/api/v1/openapi.json' })
+    })
+
+    test('one Content-Type for every JSON body: successes, errors, the OpenAPI document and the root alike', async () => {
+      const answers = [
+        await system.request('/api/v1/health', { key: enterprise.key }),
+        await system.request('/api/v1/zones?country=XX', { key: enterprise.key }),
+        await system.request('/api/v1/health'),
+        await system.request('/api/v1/nowhere', { key: enterprise.key }),
+        await system.request('/api/v1/health', { key: enterprise.key, method: 'DELETE' }),
+        await system.request('/elsewhere'),
+        await system.request('/api/v1/openapi.json'),
+        await system.request('/'),
+      ]
+      expect(answers.map((response) => response.status)).toEqual([200, 400, 401, 404, 405, 404, 200, 200])
+      expect(new Set(answers.map((response) => response.headers.get('content-type')))).toEqual(new Set(['application/json;charset=utf-8']))
     })
 
     test('a body declared over 16 KiB → 413 payload_too_large before it is read', async () => {

@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'vitest'
 import { SCOPE_ALLOWS, SCOPES } from '../../src/domain/keys/key.ts'
 import { TIERS } from '../../src/domain/owners/owner.ts'
-import { commandLine } from '../../src/operator/cli-args.ts'
+import { commandLine, UsageError } from '../../src/operator/cli-args.ts'
 import { operatorCommands } from '../../src/operator/commands.ts'
 import { allProjections } from '../../src/system.ts'
 
 const CWD = '/home/ana/feeds'
 const PROJECTIONS = allProjections.map((p) => p.name)
-const cli = commandLine(operatorCommands, { projections: PROJECTIONS })
+const cli = commandLine(operatorCommands, { projections: PROJECTIONS, invocation: 'npm run cli --' })
 const parse = (...argv: string[]) => cli.parse(argv, CWD)
 /** The commands on the command line (the others are sent by the CLI's own flows). */
 const onCli = operatorCommands.filter((c) => c.cli)
@@ -65,20 +65,45 @@ describe('operator command line', () => {
     expect(parse('audit', 'owner', 'acme', '--until=2026-05-01')).toMatchObject({ args: { id: 'acme', until: '2026-05-01' } })
   })
 
+  /** The usage error `argv` is refused with. */
+  const refusal = (argv: string[]): UsageError => {
+    try {
+      parse(...argv)
+    } catch (error) {
+      if (error instanceof UsageError) return error
+      throw error
+    }
+    throw new Error(`not refused: ${JSON.stringify(argv)}`)
+  }
+
   test.each([
-    [[], /no command/],
-    [['owner', 'explode'], /unknown command "owner explode"/],
-    [['owner', 'create', '--id', 'acme'], /needs --tier/],
-    [['owner', 'create', '--id', 'acme', '--tier'], /--tier needs a value/],
-    [['owner', 'create', '--id', 'acme', '--tier', 'pro', '--colour', 'red'], /no option --colour/],
-    [['audit', 'key'], /needs KEY_ID/],
-    [['key', 'list', '--owner', 'acme', 'extra'], /unexpected argument "extra"/],
-    [['teleport', '--help'], /unknown command "teleport"/],
-    [['projections', 'promote'], /needs NAME/],
-    [['projections', 'rebuild', '--hold=yes'], /--hold takes no value/],
-  ])('%j is refused with a usage message', (argv, message) => {
-    expect(() => parse(...argv)).toThrow(message)
-    expect(() => parse(...argv)).toThrow(/usage: npm run cli/)
+    [[], /no command/, ['--help']],
+    [['owner', 'explode'], /unknown command "owner explode"/, ['owner', '--help']],
+    [['owner', 'create', '--id', 'acme'], /needs --tier/, ['owner', 'create', '--help']],
+    [['owner', 'create', '--id', 'acme', '--tier'], /--tier needs a value/, ['owner', 'create', '--help']],
+    [['owner', 'create', '--id', 'acme', '--tier', 'pro', '--colour', 'red'], /no option --colour/, ['owner', 'create', '--help']],
+    [['audit', 'key'], /needs KEY_ID/, ['audit', 'key', '--help']],
+    [['key', 'list', '--owner', 'acme', 'extra'], /unexpected argument "extra"/, ['key', 'list', '--help']],
+    [['teleport', '--help'], /unknown command "teleport"/, ['--help']],
+    [['projections', 'promote'], /needs NAME/, ['projections', 'promote', '--help']],
+    [['projections', 'rebuild', '--hold=yes'], /--hold takes no value/, ['projections', 'rebuild', '--help']],
+  ])('%j is refused with a usage message and the help of the command it names, whole', (argv, message, help) => {
+    const error = refusal(argv)
+    expect(error.message).toMatch(message)
+    expect(error.message).not.toContain('usage:')
+    expect(error.help).toBe(helpText(...help))
+  })
+
+  test('values are checked before anything runs, and bad ones are named by their flag in words, never as a pattern', () => {
+    expect(refusal(['owner', 'create', '--id', 'X', '--tier', 'pro']).message).toBe(
+      '"owner create": --id: Expected an owner id: 2–63 characters, lower-case letters, digits, \'_\', \'.\', \'-\', starting with a letter or digit (e.g. acme-corp)',
+    )
+    expect(refusal(['owner', 'create', '--id', 'acme', '--tier', 'gold']).message).toBe('"owner create": --tier: Expected one of: free, pro, enterprise, admin')
+    expect(refusal(['audit', 'key', 'key_short']).message).toBe('"audit key": KEY_ID: Expected a key id: key_ and 12 letters or digits, as key list shows it')
+    expect(refusal(['demo', 'seed', '--listings', 'many']).message).toMatch(/^"demo seed": --listings: Expected an integer from \d+ to 1000000$/)
+    for (const argv of [['owner', 'create', '--id', 'X', '--tier', 'pro'], ['key', 'revoke', '--key-id', 'k', '--actor', 'root']]) {
+      expect(refusal(argv).message).not.toMatch(/\^|\$|\[a-z/)
+    }
   })
 })
 
@@ -132,7 +157,7 @@ describe('--help, generated from the list of commands', () => {
 })
 
 describe('each command declares what people see, once', () => {
-  const terms = { projections: PROJECTIONS }
+  const terms = { projections: PROJECTIONS, invocation: 'npm run cli --' }
   const said = (text: string | ((t: typeof terms) => string)) => (typeof text === 'string' ? text : text(terms))
 
   test.each(cliCommands())('"%s" has a summary, an output, and every parameter explained in its help and listed in --help', (name) => {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { formatApiKey } from '../../src/domain/keys/api-key.ts'
@@ -74,9 +76,11 @@ function expectContractError(response: RawResponse, what: string): string {
   return body.error
 }
 
-/** The OpenAPI document or the /docs page and its assets, which need no key. */
+/** The OpenAPI document, the /docs page and its assets, or `GET /` pointing to them, which need no key. */
 const isPublicDescription = (response: RawResponse) =>
-  /^text\/(html|css|javascript)/.test(response.headers.get('content-type') ?? '') || response.body.startsWith('{"openapi":"3.1.0"')
+  /^text\/(html|css|javascript)/.test(response.headers.get('content-type') ?? '') ||
+  response.body.startsWith('{"openapi":"3.1.0"') ||
+  response.body === '{"service":"mirador","docs":"/docs","openapi":"/api/v1/openapi.json"}'
 
 /** Runs `work` over `items`, `width` at a time. */
 async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>) {
@@ -175,6 +179,22 @@ describe('the gate of the real server, over raw TCP', () => {
       const response = await rawRequest(server.port, `${line}\r\nHost: a`)
       expect(response.status, line).toBe(status)
       expect(response.body, line).toBe('')
+    }
+  })
+
+  test('an HTTP/1.1 request without Host gets exactly what the README says: Bun\'s bare 400, no body, no X-Request-Id; HTTP/1.0 gets the JSON envelope', async () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8').replace(/\s+/g, ' ')
+    expect(readme).toContain('An HTTP/1.1 request with no `Host` header at all never reaches the API: Bun\'s HTTP parser answers it with a bare `400 Bad Request`, no body, no `X-Request-Id`, and closes the connection')
+    for (const path of ['/api/v1/zones', '/api/v1/health', '/docs', '/']) {
+      const bare = await rawRequest(server.port, `GET ${path} HTTP/1.1`)
+      expect(bare.status, path).toBe(400)
+      expect(bare.body, path).toBe('')
+      expect(bare.headers.has('x-request-id'), path).toBe(false)
+      expect(bare.headers.get('connection'), path).toBe('close')
+      const old = await rawRequest(server.port, `GET ${path} HTTP/1.0`)
+      expect(old.status, path).toBe(400)
+      expect(JSON.parse(old.body), path).toMatchObject({ ok: false, error: 'invalid_request', details: [{ field: 'host' }] })
+      expect(old.headers.get('x-request-id'), path).toBeTruthy()
     }
   })
 

@@ -16,7 +16,8 @@ export function adminGate(): { gate: Gate; authorization: string } {
     owner: (id) => (id === 'route-suite' ? { tier: 'admin', status: 'active' } : undefined),
   }
   return {
-    gate: gate({ keys: lookup, limiter: memoryRateLimiter(), limits: defaultRateLimits, clock: systemClock }),
+    // Route suites send no HEAD, the only request whose answer names the path's methods.
+    gate: gate({ keys: lookup, limiter: memoryRateLimiter(), limits: defaultRateLimits, clock: systemClock, allow: () => 'GET' }),
     authorization: `Bearer ${key}`,
   }
 }

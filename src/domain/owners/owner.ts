@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { AppError } from '../../shared/errors.ts'
+import { expecting } from '../../shared/input-schema.ts'
 import type { Decider } from '../decider.ts'
 import { Actor, At } from '../schemas.ts'
 
@@ -15,7 +16,10 @@ export type ApiTier = Exclude<Tier, 'free'>
  * width (`quota-acme-corp-2026-05`), and a category ends at the first '-', so hyphens are safe.
  */
 export const OWNER_ID_PATTERN = '^[a-z0-9][a-z0-9_.-]{1,62}$'
-export const OwnerId = Type.String({ pattern: OWNER_ID_PATTERN, description: 'lowercase owner id, e.g. acme-corp' })
+export const OwnerId = expecting(
+  Type.String({ pattern: OWNER_ID_PATTERN, description: 'lowercase owner id, e.g. acme-corp' }),
+  "Expected an owner id: 2–63 characters, lower-case letters, digits, '_', '.', '-', starting with a letter or digit (e.g. acme-corp)",
+)
 
 
 export const OwnerEventSchemas = {

@@ -11,7 +11,14 @@ import { clientCommand, param } from '../command.ts'
 import { type Outcome, type Send, errorLine } from '../outcome.ts'
 import { eventsRead } from './events-read.ts'
 
-type Exported = { out: string; events: number; seconds: number; events_per_second: number }
+type Exported = {
+  out: string
+  events: number
+  seconds: number
+  events_per_second: number
+  /** Stdout was closed by its reader (`events export | head`): the export stopped there, as asked. */
+  reader_closed?: true
+}
 
 /** Events per `events read` page: one round trip each. */
 const EXPORT_PAGE = 2000
@@ -57,6 +64,9 @@ export async function exportEventsThrough(send: Send, path: string | undefined, 
     if (partial) {
       out.destroy()
       await rm(partial, { force: true })
+    } else if ((error as NodeJS.ErrnoException).code === 'EPIPE') {
+      const seconds = (Date.now() - started) / 1000
+      return { ok: true, result: { out: '-', events, seconds, events_per_second: eventsPerSecond(events, seconds), reader_closed: true } satisfies Exported }
     }
     return errorLine(error instanceof AppError ? error : new AppError('invalid_request', `cannot write ${path ?? 'stdout'}: ${(error as Error).message}`))
   }
@@ -77,7 +87,9 @@ export const eventsExport = clientCommand({
   },
   notes: 'The file is written as FILE.partial and renamed when complete.',
   flow: (send, a, terminal) => exportEventsThrough(send, a.out, terminal.progress),
-  output: (r: Exported) => `exported ${r.events} events to ${r.out === '-' ? 'stdout' : r.out} (${r.seconds} s, ${r.events_per_second} events/s)`,
+  // Nothing to say to a reader that closed stdout: the pipeline got what it asked for.
+  output: (r: Exported) =>
+    r.reader_closed ? '' : `exported ${r.events} events to ${r.out === '-' ? 'stdout' : r.out} (${r.seconds} s, ${r.events_per_second} events/s)`,
   // Exporting to stdout: the summary goes to stderr, after the data.
   resultStream: (a) => (a.out === undefined ? 'stderr' : 'stdout'),
 })

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs'
-import { open, stat } from 'node:fs/promises'
+import { open } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { Type } from '@sinclair/typebox'
 import type { RecordedEvent } from '../../eventstore/port.ts'
@@ -7,6 +7,7 @@ import { type ImportStep, parseLine } from '../../eventstore/transfer.ts'
 import type { Progress } from '../../runtime/progress.ts'
 import { AppError, invalidRequest } from '../../shared/errors.ts'
 import { clientCommand, param } from '../command.ts'
+import { sizeOfFileToRead } from '../file-to-read.ts'
 import { type Outcome, type Send, errorLine } from '../outcome.ts'
 import { eventsPerSecond } from './events-export.ts'
 import { eventsImportLines } from './events-import-lines.ts'
@@ -38,9 +39,9 @@ async function lastLine(path: string, size: number): Promise<string> {
 export async function importEventsThrough(send: Send, path: string, progress: Progress): Promise<Outcome> {
   let size: number
   try {
-    size = (await stat(path)).size
-  } catch {
-    return errorLine(invalidRequest(`cannot read ${path}`))
+    size = await sizeOfFileToRead(path)
+  } catch (error) {
+    return errorLine(error)
   }
   try {
     if (parseLine(await lastLine(path, size), 0).kind !== 'end') throw new Error()

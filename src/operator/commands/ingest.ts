@@ -1,11 +1,10 @@
 import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { Type } from '@sinclair/typebox'
 import type { Progress } from '../../runtime/progress.ts'
 import type { Rejection } from '../../listings/ingest.ts'
-import { AppError } from '../../shared/errors.ts'
 import { clientCommand, param } from '../command.ts'
+import { sizeOfFileToRead } from '../file-to-read.ts'
 import { type Outcome, type Send, errorLine } from '../outcome.ts'
 import { type IngestedBatch, ingestLines } from './ingest-lines.ts'
 
@@ -23,9 +22,9 @@ const BATCH_LINES = 500
 export async function ingestFileThrough(send: Send, path: string, progress: Progress, onRejected: (r: Rejection) => void): Promise<Outcome> {
   let size: number
   try {
-    size = (await stat(path)).size
-  } catch {
-    return errorLine(new AppError('invalid_request', `cannot read ${path}`))
+    size = await sizeOfFileToRead(path)
+  } catch (error) {
+    return errorLine(error)
   }
   const started = Date.now()
   const total = { read: 0, new: 0, changed: 0, unchanged: 0, rejected: 0 }
