@@ -19,7 +19,8 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, openStorage, projectionLagOf } from './system.ts'
+import { briefingServiceOn, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage } from './system.ts'
+import { asRequest, Dependency, type DependencyLog, isUnavailable } from './runtime/dependency.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
 
 /** How long a log line may wait in memory before it is written (lines are written in batches). */
@@ -28,8 +29,11 @@ const log = bufferedJsonLogger(processOutput, Date.now)
 setInterval(log.flush, LOG_FLUSH_MS).unref()
 // Every way out (shutdown, refusal to start, a crash) writes what is still buffered.
 process.on('exit', log.flush)
-const reportError = (error: unknown) =>
-  log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
+// An outage is logged by its dependency, once when it starts and once when it ends, not per retry.
+const reportError = (error: unknown) => {
+  if (!isUnavailable(error)) log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
+}
+const dependencyLog: DependencyLog = (event, fields) => log.info(event, fields)
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 function refuseToStart(message: string, code = 1): never {
@@ -84,6 +88,9 @@ try {
     reusePort: false,
     // Bodies of any size reach the API, which answers 413 payload_too_large as JSON above 16 KiB.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Seconds a connection may stay silent: longer than a briefing may take (two writer timeouts),
+    // since a request waits at most CALL_DEADLINE_MS per dependency (src/runtime/dependency.ts).
+    idleTimeout: Math.min(255, Math.ceil((2 * config.openai.timeoutMs) / 1000) + 10),
     fetch: () => errorResponse(new AppError('service_unavailable', 'the server is starting; retry in a moment', {}, { 'Retry-After': '1' }), 503),
     error(error) {
       log.error('unhandled_error', { error: messageOf(error), stack: error.stack })
@@ -97,7 +104,7 @@ try {
 }
 
 async function start() {
-  const storage = await openStorage(config, reportError)
+  const storage = await openStorage(config, reportError, dependencyLog)
   log.info('event_store', {
     events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
     server_version: storage.eventServer?.version ?? null,
@@ -127,9 +134,12 @@ async function start() {
   const loadingInventory = Date.now()
   const inventory = await openListingInventory(storage, reportError)
   log.info('inventory_ready', { listings: inventory.size.listings, seconds: (Date.now() - loadingInventory) / 1000 })
-  const limiter = config.redisUrl
-    ? await openRedisRateLimiter({ url: config.redisUrl, log: (message) => log.info('redis', { message }) })
-    : memoryRateLimiter()
+  const redis = config.redisUrl ? new Dependency('rate limiter', dependencyLog) : undefined
+  const redisLimiter = config.redisUrl
+    ? await openRedisRateLimiter({ url: config.redisUrl, dependency: redis, log: (message) => log.info('redis', { message }) })
+    : undefined
+  const limiter = redisLimiter ?? memoryRateLimiter()
+  const health = monitorServer(storage, redis && redisLimiter ? [{ dependency: redis, probe: () => redisLimiter.ping() }] : [])
   const app = buildApp({
     keys,
     limiter,
@@ -140,9 +150,9 @@ async function start() {
     zones,
     inventory,
     briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom),
-    projectionLag: projectionLagOf(storage),
+    health,
   })
-  http.reload({ fetch: (request) => app.handle(request) })
+  http.reload({ fetch: (request) => asRequest(() => app.handle(request)) })
 
   // With PostgreSQL the CLI works on the database directly; the socket serves the embedded store only.
   const socketPath = join(config.dataDir, 'mirador.sock')
@@ -154,7 +164,7 @@ async function start() {
         fetch: operatorHandler((progress) => ({ ...storage, clock: systemClock, random: cryptoRandom, progress })),
       }))
   if (operator) chmodSync(socketPath, 0o600)
-  return { storage, keys, inventory, limiter, operator, socketPath }
+  return { storage, keys, inventory, limiter, health, operator, socketPath }
 }
 
 let running: Awaited<ReturnType<typeof start>>
@@ -184,6 +194,7 @@ async function shutdown(signal: string) {
     await running.operator.stop(true)
     rmSync(running.socketPath, { force: true })
   }
+  running.health.stop()
   running.keys.stop()
   running.inventory.stop()
   await running.limiter.close()
