@@ -1,7 +1,7 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import { briefingRoutes } from './briefings/routes.ts'
 import type { BriefingService } from './briefings/service.ts'
-import { healthRoutes, type ProjectionLagReader } from './health/routes.ts'
+import { healthRoutes, probeRoutes, type ServerHealth } from './health/routes.ts'
 import type { ListingInventory } from '../projections/listings/inventory.ts'
 import { listingRoutes } from './listings/routes.ts'
 import { zoneRoutes } from './zones/routes.ts'
@@ -31,8 +31,8 @@ export type ApiDeps = {
   /** The public listings behind /listings, in memory. */
   inventory: ListingInventory
   briefings: BriefingService
-  /** Read-model lag for admin keys' /health. */
-  projectionLag?: ProjectionLagReader
+  /** Dependencies and read-model lag, in memory: admin keys' /health and /readyz. */
+  health?: ServerHealth
   /** Where every request is reported (METRICS_PORT); without it no hook is registered. */
   metrics?: Metrics
 }
@@ -72,7 +72,7 @@ function accessLog(deps: Pick<ApiDeps, 'accessLog' | 'log'>) {
 
 /** The API's features, each an Elysia instance whose routes declare their access to `gate`. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
-  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, lag: deps.projectionLag }),
+  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, health: deps.health }),
   zoneRoutes({ gate: guard, zones: deps.zones, clock: deps.clock }),
   listingRoutes({ gate: guard, inventory: deps.inventory, clock: deps.clock }),
   briefingRoutes({ gate: guard, service: deps.briefings }),
@@ -98,6 +98,7 @@ export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] =
     .use(errorPlugin(deps.log))
     .use(accessLog(deps))
     .group(API_PREFIX, (api) => features(guard).reduce((mounted, feature) => mounted.use(feature), api))
+    .use(probeRoutes({ gate: guard, health: deps.health }))
   app.use(docsRoutes({ gate: guard, document: openApiDocument(app.routes, { version: API_VERSION }) }))
   answerUnmatched(app, guard)
   assertAccessDeclared(app)

@@ -6,7 +6,7 @@ import { type RuntimeEdge, runServer } from './server.ts'
 
 const bun: RuntimeEdge = {
   runtime: 'bun',
-  async listen({ port, hostname, handler, failed }) {
+  async listen({ port, hostname, handler, failed, idleSeconds }) {
     const server = Bun.serve({
       port,
       hostname,
@@ -15,6 +15,8 @@ const bun: RuntimeEdge = {
       reusePort: false,
       // Bodies of any size reach the API, which answers 413 payload_too_large as JSON above 16 KiB.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // Bun closes a connection silent for 10 s by default, even one waiting for its answer.
+      idleTimeout: idleSeconds,
       fetch: handler,
       error: failed,
     })

@@ -21,15 +21,19 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, openStorage, projectionLagOf } from './system.ts'
+import { briefingServiceOn, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage } from './system.ts'
+import { asRequest, Dependency, type DependencyLog, isUnavailable } from './runtime/dependency.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
 import { metricsHandler, prometheusMetrics } from './metrics/prometheus.ts'
 
 /** How long a log line may wait in memory before it is written (lines are written in batches). */
 const LOG_FLUSH_MS = 100
 const log = bufferedJsonLogger(processOutput, Date.now)
-const reportError = (error: unknown) =>
-  log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
+// An outage is logged by its dependency, once when it starts and once when it ends, not per retry.
+const reportError = (error: unknown) => {
+  if (!isUnavailable(error)) log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
+}
+const dependencyLog: DependencyLog = (event, fields) => log.info(event, fields)
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 function refuseToStart(message: string, code = 1): never {
@@ -59,9 +63,10 @@ export type RuntimeEdge = {
   /**
    * Listens on TCP (request bodies of any size reach `handler`; the API refuses large ones itself).
    * `failed` answers a request whose handler threw. Throws an error with `code: 'EADDRINUSE'` when
-   * the port is taken.
+   * the port is taken. `idleSeconds`: how long a silent connection stays open, where the runtime
+   * closes them by itself (Bun); Node and Deno keep them open until the answer.
    */
-  listen(options: { port: number; hostname: string; handler: Handler; failed(error: Error): Response }): Promise<Listening & { port: number }>
+  listen(options: { port: number; hostname: string; handler: Handler; failed(error: Error): Response; idleSeconds?: number }): Promise<Listening & { port: number }>
   /** Serves `handler` on a Unix socket created at `path`; its `stop` also closes connections in progress. */
   listenUnix(path: string, handler: Handler): Promise<Listening>
 }
@@ -111,6 +116,9 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       port: config.port,
       hostname: config.host,
       handler: (request) => answer(request),
+      // Longer than a briefing may take (two writer timeouts), since a request waits at most
+      // CALL_DEADLINE_MS per dependency (src/runtime/dependency.ts): a slow answer is never cut off.
+      idleSeconds: Math.min(255, Math.ceil((2 * config.openai.timeoutMs) / 1000) + 10),
       failed(error) {
         log.error('unhandled_error', { error: messageOf(error), stack: error.stack })
         return errorResponse(new AppError('internal', 'internal error'), 500)
@@ -141,7 +149,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
   }
 
   async function start() {
-    const storage = await openStorage(config, reportError, metrics)
+    const storage = await openStorage(config, reportError, dependencyLog, metrics)
     log.info('event_store', {
       events: config.esdbConnectionString ? 'kurrentdb' : config.databaseUrl ? 'postgres' : 'pglite',
       server_version: storage.eventServer?.version ?? null,
@@ -171,9 +179,12 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     const loadingInventory = Date.now()
     const inventory = await openListingInventory(storage, reportError)
     log.info('inventory_ready', { listings: inventory.size.listings, seconds: (Date.now() - loadingInventory) / 1000 })
-    const limiter = config.redisUrl
-      ? await openRedisRateLimiter({ url: config.redisUrl, log: (message) => log.info('redis', { message }) })
-      : memoryRateLimiter()
+    const redis = config.redisUrl ? new Dependency('rate limiter', dependencyLog) : undefined
+    const redisLimiter = config.redisUrl
+      ? await openRedisRateLimiter({ url: config.redisUrl, dependency: redis, log: (message) => log.info('redis', { message }) })
+      : undefined
+    const limiter = redisLimiter ?? memoryRateLimiter()
+    const health = monitorServer(storage, redis && redisLimiter ? [{ dependency: redis, probe: () => redisLimiter.ping() }] : [])
     const app = buildApp({
       keys,
       limiter,
@@ -184,10 +195,10 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       zones,
       inventory,
       briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom, undefined, metrics),
-      projectionLag: projectionLagOf(storage),
+      health,
       metrics,
     })
-    answer = (request) => app.handle(request)
+    answer = (request) => asRequest(() => app.handle(request))
 
     // With PostgreSQL the CLI works on the database directly; the socket serves the embedded store only.
     const socketPath = join(config.dataDir, 'mirador.sock')
@@ -196,7 +207,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       : (rmSync(socketPath, { force: true }),
         await edge.listenUnix(socketPath, operatorHandler((progress) => ({ ...storage, clock: systemClock, random: cryptoRandom, progress }))))
     if (operator) chmodSync(socketPath, 0o600)
-    return { storage, keys, inventory, limiter, operator, socketPath }
+    return { storage, keys, inventory, limiter, health, operator, socketPath }
   }
 
   let running: Awaited<ReturnType<typeof start>>
@@ -229,6 +240,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       await running.operator.stop()
       rmSync(running.socketPath, { force: true })
     }
+    running.health.stop()
     running.keys.stop()
     running.inventory.stop()
     await running.limiter.close()

@@ -18,7 +18,10 @@ import { BriefingReadModel } from '../projections/briefings/read-model.ts'
 import { type BriefingService, briefingService } from './briefings/service.ts'
 import type { BriefingWriter } from './domain/briefings/writer.ts'
 import type { Clock, RandomSource } from './shared/random.ts'
-import type { ProjectionLagReader } from './health/routes.ts'
+import type { ProjectionLagRow, ServerHealth } from './health/routes.ts'
+import { Dependency, type DependencyLog, watchDependencies } from './runtime/dependency.ts'
+import { watchedDb } from './db/watched.ts'
+import { watchedEventStore } from './eventstore/watched.ts'
 import { ProjectionRunner } from '../projections/engine/runner.ts'
 import { apiKeysProjection } from '../projections/owners-and-keys/api-keys.ts'
 import { ownersProjection } from '../projections/owners-and-keys/owners.ts'
@@ -45,7 +48,15 @@ export const allProjections: readonly Projection[] = [
  * The storage side of the system: one database, the event store on it, and the read models;
  * `eventServer` says how the events are kept when they are in KurrentDB (for the start-up log).
  */
-export type Storage = { db: Db; store: EventStore; runner: ProjectionRunner; eventServer: ServerMode | null; close(): Promise<void> }
+export type Storage = {
+  db: Db
+  store: EventStore
+  runner: ProjectionRunner
+  eventServer: ServerMode | null
+  /** The servers this storage depends on (none when embedded: PGlite cannot go away), each with its probe. */
+  dependencies: { dependency: Dependency; probe(): Promise<unknown> }[]
+  close(): Promise<void>
+}
 
 /** Where the embedded store keeps its files inside DATA_DIR. */
 export const embeddedStoreDir = (dataDir: string) => join(dataDir, 'pglite')
@@ -59,20 +70,25 @@ export const embeddedStoreExists = (dataDir: string) => existsSync(join(embedded
 export async function openStorage(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'esdbConnectionString' | 'singleStreamAppends'>,
   onError?: (error: unknown) => void,
+  log: DependencyLog = () => {},
   metrics?: Metrics,
 ): Promise<Storage> {
   let db: Db
+  // A server can go away: its calls are watched (bounded within requests, outages answered 503).
+  const watch = config.databaseUrl || config.esdbConnectionString ? { database: new Dependency('read-model database', log), events: new Dependency('event store', log) } : undefined
   if (config.databaseUrl) {
-    db = await openPostgres(config.databaseUrl)
+    db = watchedDb(await openPostgres(config.databaseUrl), watch!.database)
   } else {
     preparePrivateDataDir(config.dataDir)
     db = await openPglite(embeddedStoreDir(config.dataDir))
   }
   try {
     const { singleStreamAppends } = config
-    if (!config.esdbConnectionString) return await storageOn(db, { onError, batches: singleStreamAppends ? 'stream-by-stream' : 'all-or-nothing', metrics })
+    if (!config.esdbConnectionString) {
+      return await storageOn(db, { onError, batches: singleStreamAppends ? 'stream-by-stream' : 'all-or-nothing', watch, metrics })
+    }
     const eventStore = await openEsdbEventStore(config.esdbConnectionString, { singleStreamAppends })
-    return { ...(await storageOn(db, { eventStore, onError, metrics })), eventServer: eventStore.server }
+    return { ...(await storageOn(db, { eventStore, onError, watch, metrics })), eventServer: eventStore.server }
   } catch (error) {
     await db.close()
     throw error
@@ -95,18 +111,26 @@ const BRIEFING_OUTCOMES: Partial<Record<keyof typeof BriefingEventSchemas | 'Bri
  */
 export async function storageOn(
   db: Db,
-  options: { eventStore?: EventStore; batches?: BatchGuarantee; onError?: (error: unknown) => void; metrics?: Metrics } = {},
+  options: {
+    eventStore?: EventStore
+    batches?: BatchGuarantee
+    onError?: (error: unknown) => void
+    /** The dependencies to keep (`db` already watched by `database`); none for an embedded store. */
+    watch?: { database: Dependency; events: Dependency }
+    metrics?: Metrics
+  } = {},
 ): Promise<Storage> {
-  const opened = options.eventStore ?? (await openSqlEventStore(db, { batches: options.batches }))
-  const { metrics } = options
+  const { watch, metrics } = options
+  const unwatched = options.eventStore ?? (await openSqlEventStore(db, { batches: options.batches }))
+  const watched = watch ? watchedEventStore(unwatched, watch.events) : unwatched
   const store = metrics
-    ? measuredEventStore(opened, metrics, (events) => {
+    ? measuredEventStore(watched, metrics, (events) => {
         for (const event of events) {
           const outcome = BRIEFING_OUTCOMES[event.type as keyof typeof BRIEFING_OUTCOMES]
           if (outcome) metrics.briefing(outcome)
         }
       })
-    : opened
+    : watched
   const runner = new ProjectionRunner(db, store, allProjections)
   await runner.prepare()
   const live = liveTables(db)
@@ -117,6 +141,12 @@ export async function storageOn(
     store,
     runner,
     eventServer: null,
+    dependencies: watch
+      ? [
+          { dependency: watch.events, probe: () => store.headPosition() },
+          { dependency: watch.database, probe: () => db.query('select 1') },
+        ]
+      : [],
     async close() {
       await runner.stop()
       await live.stop()
@@ -142,25 +172,52 @@ export function openListingInventory(storage: Storage, onError: (error: unknown)
   return ListingInventory.open(storage.db, storage.runner, { onError })
 }
 
+/** Read models are ready while the oldest event any live generation still has to apply is younger than this. */
+export const READY_MAX_LAG_SECONDS = 10
+/** How often the read models' lag is measured for /health and /readyz. */
+const LAG_MEASURE_MS = 500
+
 /**
- * The lag of the live generations and of builds in progress, for admin keys' /health: read at most
- * once a second, so that polling /health costs the database nothing more.
+ * Watches the storage's dependencies and `others` (the rate limiter), and measures the read models'
+ * lag in the background, so that /health and /readyz answer from memory (docs/errors.md, "When a
+ * dependency fails").
  */
-export function projectionLagOf(storage: Storage): ProjectionLagReader {
-  let cached: { at: number; value: ReturnType<ProjectionLagReader> } | null = null
-  return () => {
-    const now = Date.now()
-    if (cached && now - cached.at < 1000) return cached.value
-    const value = storage.runner.status().then((rows) =>
-      rows
-        .filter((g) => g.state !== 'previous' && g.state !== 'retired')
-        .map((g) => ({ projection: g.projection, generation: g.generation, state: g.state, lag_events: g.lag_events, lag_seconds: g.lag_seconds })),
-    )
-    cached = { at: now, value }
-    value.catch(() => {
-      if (cached?.value === value) cached = null
-    })
-    return value
+export function monitorServer(storage: Storage, others: Storage['dependencies'] = []): ServerHealth & { stop(): void } {
+  const watched = [...storage.dependencies, ...others]
+  const probes = watchDependencies(watched)
+  let lag: ProjectionLagRow[] | null = null
+  let measuring = false
+  const measure = () => {
+    if (measuring) return
+    measuring = true
+    storage.runner
+      .status()
+      .then((rows) => {
+        lag = rows
+          .filter((g) => g.state !== 'previous' && g.state !== 'retired')
+          .map((g) => ({ projection: g.projection, generation: g.generation, state: g.state, lag_events: g.lag_events, lag_seconds: g.lag_seconds }))
+      })
+      // An outage is the dependencies' to report; the last measure stays until the next succeeds.
+      .catch(() => {})
+      .finally(() => (measuring = false))
+  }
+  measure()
+  const timer = setInterval(measure, LAG_MEASURE_MS)
+  timer.unref?.()
+  return {
+    dependencies: () => watched.map(({ dependency }) => dependency.state()),
+    projections: () => lag,
+    notReady() {
+      const down = watched.find(({ dependency }) => !dependency.reachable)
+      if (down) return `the ${down.dependency.name} is unavailable`
+      if (!lag) return 'the read models are being measured'
+      if (lag.some((g) => g.state !== 'building' && g.state !== 'held' && g.lag_seconds > READY_MAX_LAG_SECONDS)) return 'the read models are catching up'
+      return null
+    },
+    stop() {
+      probes.stop()
+      clearInterval(timer)
+    },
   }
 }
 

@@ -392,13 +392,21 @@ export interface operations {
                             quota: number;
                             unlimited: boolean;
                         };
-                        /** @description admin keys only: each read model’s lag behind the event log */
+                        /** @description admin keys only: each read model’s lag behind the event log, as last measured */
                         projections?: {
                             projection: string;
                             generation: string;
                             state: string;
                             lag_events: number;
                             lag_seconds: number;
+                        }[];
+                        /** @description admin keys only: each server the API depends on, and when it last answered */
+                        dependencies?: {
+                            /** @description event store, read-model database or rate limiter */
+                            name: string;
+                            reachable: boolean;
+                            /** @description since it last answered */
+                            seconds_since_reachable: number;
                         }[];
                         /** Format: date-time */
                         time: string;

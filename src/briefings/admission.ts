@@ -3,6 +3,7 @@ import { quotaStream } from '../domain/briefings/events.ts'
 import { type QuotaPolicy, quotaExceeded, type Usage, usageOf } from '../domain/briefings/quota.ts'
 import type { BriefingReadModel } from '../../projections/briefings/read-model.ts'
 import type { QuotaLedger } from './ledger.ts'
+import { isUnavailable } from '../runtime/dependency.ts'
 
 const PROJECTED_USAGE_TTL_MS = 1000
 
@@ -14,7 +15,9 @@ export type Slot = { usage: Usage; release(): void }
  *
  * Usage is the projected count, never lower than what this process has charged (the ledger knows
  * its own charges at once). /health reports usage on every request, so the projected count is
- * reused for a second: other processes' charges appear within that second.
+ * reused for a second: other processes' charges appear within that second. While the read-model
+ * database is unavailable the last count read is reused (/health keeps answering); the charge
+ * needs the event store anyway.
  */
 export class Admission {
   private readonly projected = new Map<string, { used: number; expires: number }>()
@@ -66,7 +69,13 @@ export class Admission {
     const started = performance.now()
     const cached = this.projected.get(key)
     if (cached && cached.expires > started) return cached.used
-    const used = await this.readModel.used(ownerId, month)
+    let used: number
+    try {
+      used = await this.readModel.used(ownerId, month)
+    } catch (error) {
+      if (cached && isUnavailable(error)) return cached.used
+      throw error
+    }
     if (this.projected.size >= 10_000) this.projected.clear()
     this.projected.set(key, { used, expires: started + PROJECTED_USAGE_TTL_MS })
     return used

@@ -3,6 +3,8 @@ import { Elysia } from 'elysia'
 import { readJsonBody } from '../http/body.ts'
 import type { Gate } from '../http/gate.ts'
 import { operation, type OperationSpec, refusalOf } from '../http/openapi.ts'
+import { rateLimiterUnavailable } from '../ratelimit/port.ts'
+import { EventStoreUnavailable } from '../eventstore/port.ts'
 import { PERSONAS, type Persona, PersonaCatalogue, personaCatalogue } from '../domain/briefings/personas/index.ts'
 import { IDEMPOTENCY_HEADER, nextStep, parseIdempotencyKey } from '../domain/briefings/idempotency.ts'
 import { quotaExceeded } from '../domain/briefings/quota.ts'
@@ -66,6 +68,8 @@ function briefingOperation(persona: Persona): OperationSpec {
       'payload_too_large',
       quotaExceeded({ used: 50, quota: 50, unlimited: false }, '2026-05', EXAMPLE_NOW),
       upstreamFailure(new Error('the writer failed'), 0),
+      rateLimiterUnavailable(),
+      new EventStoreUnavailable('example'),
     ],
   }
 }

@@ -1,6 +1,7 @@
 import { loadAggregate } from '../eventstore/command-handler.ts'
 import { type AppendResult, WrongExpectedRevision } from '../eventstore/port.ts'
 import { isAppError } from '../shared/errors.ts'
+import { isUnavailable } from '../runtime/dependency.ts'
 import { type BriefingResponse, briefingOf, replayOf, respond } from '../domain/briefings/answer.ts'
 import { type BriefingGenerated, quotaStream } from '../domain/briefings/events.ts'
 import {
@@ -21,6 +22,8 @@ import type { Briefed, BriefingServiceDeps, Caller } from './deps.ts'
 
 /** How often a request waits for another process that holds the same Idempotency-Key. */
 const IDEMPOTENCY_POLL_MS = 100
+/** How often a release the event store refused for an outage is tried again (within the lease). */
+const RELEASE_RETRY_MS = 250
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -89,8 +92,14 @@ export function keyRounds(deps: BriefingServiceDeps & { leaseMs: number; quotas:
           // Outlived its lease: another request holds the key now, and completes it from this charge if there is one.
           if (error instanceof WrongExpectedRevision && error.stream === stream) return null
           const code = isAppError(error) ? error.code : 'internal'
-          // If this fails too, the lease frees the key (and the next run of the attempt looks for its charge).
-          await holding({ type: 'ReleaseKey', request, claimId, error: code, mayHaveRecorded: run.mayHaveRecorded, at: clock() }).catch(() => {})
+          // Released now, or (the store being away) as soon as it is back, so that a retry need not wait
+          // for the lease; failing that the lease frees the key (the next run of the attempt looks for its charge).
+          const release = () => holding({ type: 'ReleaseKey', request, claimId, error: code, mayHaveRecorded: run.mayHaveRecorded, at: clock() })
+          const until = Date.now() + deps.leaseMs - RELEASE_RETRY_MS
+          const retry = (failure: unknown) => {
+            if (isUnavailable(failure) && Date.now() < until) setTimeout(() => void release().catch(retry), RELEASE_RETRY_MS)
+          }
+          await release().catch(retry)
           throw error
         }
       }

@@ -1,5 +1,41 @@
 import postgres from 'postgres'
+import { DependencyUnavailable } from '../runtime/dependency.ts'
 import type { Db, Row, Sql } from './port.ts'
+
+/** Socket errors and postgres.js's own connection errors: the server is not there, or went away. */
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+])
+
+/**
+ * A failure that says PostgreSQL cannot be reached becomes the read models' 503 (classes 08,
+ * connection exception, and 57P, shutting down or starting; 53300, too many connections); any other
+ * is an answer and stays what it is.
+ */
+export function mapPostgresError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code !== 'string') return error
+  if (CONNECTION_ERRORS.has(code) || code.startsWith('08') || code.startsWith('57P') || code === '53300') {
+    return new DependencyUnavailable('read-model database', `${code}: ${(error as Error).message}`)
+  }
+  return error
+}
+
+const mapped = <T>(promise: Promise<T>): Promise<T> =>
+  promise.catch((error) => {
+    throw mapPostgresError(error)
+  })
 
 export type PostgresOptions = {
   /** Pool size. */
@@ -15,6 +51,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`)
   const sql = postgres(url, {
     max: options.max ?? 10,
+    // Seconds; the default (30) would let a server that drops packets hold every caller that long.
+    connect_timeout: 2,
     onnotice: () => {},
     connection: {
       application_name: 'mirador',
@@ -27,7 +65,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   if (schema) await sql.unsafe(`create schema if not exists ${schema}`)
   const wrap = (q: postgres.Sql | postgres.TransactionSql): Sql => ({
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-      const rows = await q.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })
+      const rows = await mapped(q.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }))
       return rows as unknown as T[]
     },
   })
@@ -36,11 +74,11 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     kind: 'postgres',
     query: root.query,
     async exec(script) {
-      await sql.unsafe(script)
+      await mapped(sql.unsafe(script))
     },
-    transaction: (work) => sql.begin((tx) => work(wrap(tx))) as Promise<never>,
+    transaction: (work) => mapped(sql.begin((tx) => work(wrap(tx))) as Promise<never>),
     async listen(channel, onNotify) {
-      const listener = await sql.listen(channel, onNotify)
+      const listener = await mapped(sql.listen(channel, onNotify))
       return () => listener.unlisten()
     },
     async close() {

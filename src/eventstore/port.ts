@@ -1,4 +1,4 @@
-import { AppError } from '../shared/errors.ts'
+import { DependencyUnavailable } from '../runtime/dependency.ts'
 
 /**
  * The event store port. Streams are named `<category>-<id>` (e.g. `owner-acme`); revisions are
@@ -132,10 +132,11 @@ export class IdempotencyConflict extends Error {
 /**
  * The store cannot be reached or did not answer in time. For an append the outcome is unknown:
  * retrying it with the same event ids is safe (a recorded append is recognised as a duplicate).
+ * `reason` is for the log; the client is told only that the event store is unavailable.
  */
-export class EventStoreUnavailable extends AppError {
+export class EventStoreUnavailable extends DependencyUnavailable {
   constructor(reason: string) {
-    super('service_unavailable', `the event store is unavailable (${reason}); retry in a moment`, {}, { 'Retry-After': '5' })
+    super('event store', reason)
     this.name = 'EventStoreUnavailable'
   }
 }

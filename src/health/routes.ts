@@ -1,9 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { Gate } from '../http/gate.ts'
-import { operation } from '../http/openapi.ts'
+import { operation, undocumented } from '../http/openapi.ts'
+import { rateLimiterUnavailable } from '../ratelimit/port.ts'
 import { Scope } from '../domain/keys/key.ts'
 import { type ApiTier, TIERS } from '../domain/owners/owner.ts'
+import { type DependencyState, DependencyUnavailable } from '../runtime/dependency.ts'
+import { AppError } from '../shared/errors.ts'
 import { isoTimes } from '../shared/iso-time.ts'
 import type { Clock } from '../shared/random.ts'
 
@@ -18,8 +21,26 @@ export const ProjectionLag = Type.Object({
   lag_events: Type.Integer(),
   lag_seconds: Type.Number(),
 })
-/** Read models' lag behind the event log: the live generation of each, and builds in progress. */
-export type ProjectionLagReader = () => Promise<Static<typeof ProjectionLag>[]>
+export type ProjectionLagRow = Static<typeof ProjectionLag>
+
+export const DependencyStatus = Type.Object({
+  name: Type.String({ description: 'event store, read-model database or rate limiter' }),
+  reachable: Type.Boolean(),
+  seconds_since_reachable: Type.Number({ description: 'since it last answered' }),
+})
+
+/**
+ * What the server knows of itself, in memory (kept by the monitor, src/system.ts): the dependencies,
+ * the read models' lag as last measured (null before the first measure), and why it is not ready.
+ */
+export type ServerHealth = {
+  dependencies(): DependencyState[]
+  projections(): ProjectionLagRow[] | null
+  notReady(): string | null
+}
+
+/** The answer of /readyz when the server should not get traffic; says which check failed, no figures. */
+export const notReady = (why: string) => new AppError('service_unavailable', `not ready: ${why}`, {}, { 'Retry-After': '1' })
 
 const API_TIERS = TIERS.filter((tier): tier is ApiTier => tier !== 'free')
 
@@ -36,12 +57,16 @@ export const HealthResult = Type.Object({
     Type.Null(),
   ], { description: 'this hour’s counter; null for admin keys, which are not counted' }),
   quota: Type.Object({ used: Type.Integer(), quota: Type.Integer(), unlimited: Type.Boolean() }),
-  projections: Type.Optional(Type.Array(ProjectionLag, { description: 'admin keys only: each read model’s lag behind the event log' })),
+  projections: Type.Optional(Type.Array(ProjectionLag, { description: 'admin keys only: each read model’s lag behind the event log, as last measured' })),
+  dependencies: Type.Optional(Type.Array(DependencyStatus, { description: 'admin keys only: each server the API depends on, and when it last answered' })),
   time: Type.String({ format: 'date-time' }),
 })
 
-/** GET /health: proves the key works and reports the tier, this hour's counter and this month's quota. */
-export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReader; lag?: ProjectionLagReader }) {
+/**
+ * GET /health: proves the key works and reports the tier, this hour's counter and this month's quota;
+ * to admin keys also the read models' lag and the dependencies, from memory (no database round trip).
+ */
+export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReader; health?: ServerHealth }) {
   const resetIso = isoTimes()
   const timeIso = isoTimes()
   return new Elysia({ name: 'health' }).use(deps.gate).get(
@@ -63,7 +88,7 @@ export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReade
           reset_at: resetIso(caller.rate.resetAt.getTime()),
         },
         quota: await deps.quota(caller.ownerId, caller.tier, now),
-        ...(caller.tier === 'admin' && deps.lag ? { projections: await deps.lag() } : {}),
+        ...(caller.tier === 'admin' && deps.health ? { projections: deps.health.projections() ?? [], dependencies: deps.health.dependencies() } : {}),
         time: timeIso(now.getTime()),
       }
     },
@@ -75,8 +100,30 @@ export function healthRoutes(deps: { gate: Gate; clock: Clock; quota: QuotaReade
         summary: 'Check the key: tier, scopes, this hour’s rate limit and this month’s briefing quota',
         description: 'Proves the key works: who it belongs to, its tier and scopes, this hour’s request counter and this month’s briefing quota.',
         ok: HealthResult,
-        errors: [],
+        // A quota not read since the database went away.
+        errors: [rateLimiterUnavailable(), new DependencyUnavailable('read-model database', 'example')],
       }),
     },
   )
+}
+
+/**
+ * GET /livez (the process answers) and GET /readyz (its dependencies answer and its read models are
+ * caught up), for load balancers and orchestrators: no key, no data, answered from memory. Outside
+ * the API and its OpenAPI document, like /docs (README, "Health checks").
+ */
+export function probeRoutes(deps: { gate: Gate; health?: ServerHealth }) {
+  const open = { public: true as const, detail: undocumented }
+  return new Elysia({ name: 'probes' })
+    .use(deps.gate)
+    .get('/livez', () => ({ ok: true as const }), open)
+    .get(
+      '/readyz',
+      () => {
+        const why = deps.health?.notReady() ?? null
+        if (why) throw notReady(why)
+        return { ok: true as const }
+      },
+      open,
+    )
 }

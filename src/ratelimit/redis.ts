@@ -20,6 +20,7 @@
  * never toward exceeding the limit. Outage and recovery are logged once each, not once per request.
  */
 import { createClient, defineScript } from 'redis'
+import { beforeDeadline, Dependency } from '../runtime/dependency.ts'
 import { hourWindow, type RateDecision, rateDecision, type RateLimiter, rateLimiterUnavailable } from './port.ts'
 
 export type RedisRateLimiterOptions = {
@@ -30,8 +31,10 @@ export type RedisRateLimiterOptions = {
   commandTimeoutMs?: number
   /** Deadline of one connection attempt, and the longest `openRedisRateLimiter` waits for the first one. */
   connectTimeoutMs?: number
-  /** Where outage and recovery messages go. */
+  /** Where a configuration problem is reported, and outage and recovery without `dependency`. */
   log?: (message: string) => void
+  /** Told of every outage and recovery (it logs them once each); the monitor's view of Redis. */
+  dependency?: Dependency
 }
 
 export const defaultKeyPrefix = 'mirador:rl'
@@ -59,8 +62,8 @@ return {count, 1}`,
   },
 })
 
-/** Every hit asks Redis: always a promise. */
-export type RedisRateLimiter = Omit<RateLimiter, 'hit'> & { hit(subject: string, limit: number, now: Date): Promise<RateDecision> }
+/** Every hit asks Redis: always a promise. `ping` asks whether Redis answers (for the monitor). */
+export type RedisRateLimiter = Omit<RateLimiter, 'hit'> & { hit(subject: string, limit: number, now: Date): Promise<RateDecision>; ping(): Promise<void> }
 
 export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RedisRateLimiter> {
   const keyPrefix = options.keyPrefix ?? defaultKeyPrefix
@@ -80,17 +83,13 @@ export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Pr
     },
   })
 
-  let inOutage = false
-  const outage = (reason: string) => {
-    if (inOutage) return
-    inOutage = true
-    log(`rate limiter: Redis unavailable (${reason}); rate-limited requests get 503 until it is back`)
-  }
-  const recovered = () => {
-    if (!inOutage) return
-    inOutage = false
-    log('rate limiter: Redis available again')
-  }
+  const dependency =
+    options.dependency ??
+    new Dependency('rate limiter', (event, fields) =>
+      log(event === 'dependency_down' ? `rate limiter: Redis unavailable (${fields.reason}); rate-limited requests get 503 until it is back` : 'rate limiter: Redis available again'),
+    )
+  const outage = (reason: string) => dependency.failed(reason)
+  const recovered = () => dependency.answered()
   // Without an 'error' listener a connection failure would crash the process.
   client.on('error', (error: Error) => outage(error.message || error.name))
   client.on('ready', recovered)
@@ -122,6 +121,9 @@ export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Pr
       recovered()
       return rateDecision(limit, reply.count, reply.counted, now)
     },
+    async ping() {
+      await beforeDeadline(client.ping(), commandTimeoutMs)
+    },
     async close() {
       closed = true
       // Let in-flight hits finish, but never wait on a Redis that does not answer.
@@ -131,19 +133,6 @@ export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Pr
       )
       client.destroy()
     },
-  }
-}
-
-/** Settles like `promise`, or rejects once `ms` have passed. */
-async function beforeDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no reply within ${ms} ms`)), ms)
-  })
-  try {
-    return await Promise.race([promise, expired])
-  } finally {
-    clearTimeout(timer)
   }
 }
 

@@ -281,8 +281,10 @@ describe("the client's errors as the port's", () => {
       const mapped = toPortError(error)
       expect(mapped).toBeInstanceOf(EventStoreUnavailable)
       expect(isAppError(mapped) && mapped.code).toBe('service_unavailable')
-      expect((mapped as EventStoreUnavailable).headers).toEqual({ 'Retry-After': '5' })
-      expect((mapped as Error).message).toMatch(/retry/)
+      expect((mapped as EventStoreUnavailable).headers).toEqual({ 'Retry-After': '1' })
+      // The client learns the class of the dependency, never the server's address; the log has the reason.
+      expect((mapped as Error).message).toBe('the event store is unavailable; retry in a moment')
+      expect((mapped as EventStoreUnavailable).reason).toMatch(/KurrentDB/)
     }
   })
 
@@ -344,6 +346,6 @@ describe('opening the adapter', () => {
     const port = await freePort()
     const error = await openEsdbEventStore(`kurrentdb://127.0.0.1:${port}?tls=false`).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(EventStoreUnavailable)
-    expect((error as Error).message).toMatch(/KurrentDB is unreachable/)
+    expect((error as EventStoreUnavailable).reason).toMatch(/KurrentDB is unreachable/)
   })
 })

@@ -10,7 +10,7 @@ import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { defaultRateLimits, type RateLimiter, type RateLimits } from '../../src/ratelimit/port.ts'
 import { DEFAULT_QUOTAS } from '../../src/domain/briefings/quota.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
-import { type Storage, briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, projectionLagOf, storageOn } from '../../src/system.ts'
+import { type Storage, briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, monitorServer, storageOn } from '../../src/system.ts'
 import type { ListingInventory } from '../../projections/listings/inventory.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
@@ -70,6 +70,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     cryptoRandom,
     options.writer ?? localAnalyst,
   )
+  const health = monitorServer(storage)
   const app = buildApp({
     keys,
     limiter: options.limiter ?? memoryRateLimiter(),
@@ -80,7 +81,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     zones,
     inventory,
     briefings,
-    projectionLag: projectionLagOf(storage),
+    health,
   })
   const operator: OperatorContext = { ...storage, clock, random: cryptoRandom, progress: () => {} }
   const settle = async () => {
@@ -119,6 +120,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
       return app.handle(new Request(`http://localhost${path}`, { ...rest, headers }))
     },
     async close() {
+      health.stop()
       keys.stop()
       zones.stop()
       inventory.stop()
