@@ -18,7 +18,8 @@ export type Runtime = (typeof RUNTIMES)[number]
  */
 export function serverCommand(runtime: Runtime): { program: string; args: string[] } {
   const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
-  const [program, ...args] = scripts[runtime === 'bun' ? 'start' : `start:${runtime}`]!.split(' ')
+  // `exec` makes the runtime replace npm's shell, so that npm's signals reach it (test/e2e/npm-start.test.ts).
+  const [program, ...args] = scripts[runtime === 'bun' ? 'start' : `start:${runtime}`]!.replace(/^exec /, '').split(' ')
   return { program: join(ROOT, 'node_modules/.bin', program!), args }
 }
 
