@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import type { KeyAudit } from '../../src/audit/trail.ts'
+import type { KeyAudit, OwnerAudit } from '../../src/audit/trail.ts'
 import { liveTables } from '../../projections/engine/live-tables.ts'
 import { apiKeysProjection } from '../../projections/owners-and-keys/api-keys.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
@@ -141,6 +141,11 @@ for (const target of databaseTargets('key roll')) {
         ['ApiKeyIssued', rolled.key_id],
       ])
       expect(JSON.stringify([now, successor])).not.toContain('key_hash')
+
+      // audit owner: a key past its grace is no longer one of the owner's active keys.
+      const activeKeys = async (until: string) => (await system.run<OwnerAudit>('audit owner', { id: 'audited', until })).state!.active_keys
+      expect(await activeKeys('2026-05-01T14:39:59Z')).toEqual([keyId, rolled.key_id].sort())
+      expect(await activeKeys('2026-05-01T14:40:00Z')).toEqual([rolled.key_id])
     })
   })
 }
