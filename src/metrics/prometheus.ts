@@ -79,12 +79,21 @@ export function prometheusMetrics(): PrometheusMetrics {
   projectionGauge('mirador_projection_lag_events', 'Log positions between a generation and the head (0 when nothing of its categories is pending)', (p) => p.lag_events)
   projectionGauge('mirador_projection_lag_seconds', 'Age of the oldest event a generation has still to apply', (p) => p.lag_seconds)
 
+  // The labelled series of each route, method and status, found once (prom-client hashes the labels on every `labels` call).
+  const series = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>()
+  const refused = new Map<string, { inc(): void }>()
+  const refusalsOf = (code: string) => refused.get(code) ?? refused.set(code, refusals.labels(code)).get(code)!
   return {
     request(sample) {
-      const status = String(sample.status)
-      requests.labels(sample.route, sample.method, status).inc()
-      latency.labels(sample.route, sample.method).observe(sample.seconds)
-      if (sample.refusal) refusals.labels(sample.refusal).inc()
+      const key = `${sample.route} ${sample.method} ${sample.status}`
+      let found = series.get(key)
+      if (!found) {
+        found = { count: requests.labels(sample.route, sample.method, String(sample.status)), duration: latency.labels(sample.route, sample.method) }
+        series.set(key, found)
+      }
+      found.count.inc()
+      found.duration.observe(sample.seconds)
+      if (sample.refusal) refusalsOf(sample.refusal).inc()
     },
     briefing: (outcome) => briefings.labels(outcome).inc(),
     writerFailed: () => writerFailures.inc(),

@@ -78,8 +78,8 @@ describe('docker-compose.yml', () => {
     expect(valid).toBe(true)
   })
 
-  it('runs KurrentDB, PostgreSQL, Redis, two API replicas and a proxy, each with a health check', () => {
-    expect(Object.keys(services).sort()).toEqual(['api-1', 'api-2', 'kurrentdb', 'postgres', 'proxy', 'redis'])
+  it('runs KurrentDB, PostgreSQL, Redis, two API replicas, a proxy, Prometheus and Grafana, each with a health check', () => {
+    expect(Object.keys(services).sort()).toEqual(['api-1', 'api-2', 'grafana', 'kurrentdb', 'postgres', 'prometheus', 'proxy', 'redis'])
     expect(apis.map(([name]) => name)).toEqual(['api-1', 'api-2'])
     for (const [name, service] of Object.entries(services)) {
       expect(service.healthcheck?.test, `${name} has a health check`).toBeDefined()
@@ -135,6 +135,32 @@ describe('docker-compose.yml', () => {
         environment(services.kurrentdb!).KURRENTDB_INSECURE === 'true' ? 'false' : 'true',
       )
     }
+  })
+
+  it('scrapes every API replica on its METRICS_PORT, and the dashboard asks only for metrics the server has', async () => {
+    const scrape = parse(read(services.prometheus!.volumes!.find((v) => v.includes('prometheus.yml'))!.split(':')[0]!)) as {
+      scrape_configs: { static_configs: { targets: string[] }[] }[]
+    }
+    const targets = scrape.scrape_configs.flatMap((job) => job.static_configs.flatMap((c) => c.targets))
+    expect(targets).toEqual(apis.map(([name, api]) => `${name}:${loadConfig(environment(api)).metricsPort}`))
+    // Never published: the metrics need no key.
+    for (const [, api] of apis) expect(api.ports ?? []).toEqual([])
+
+    const dashboardMount = services.grafana!.volumes!.find((v) => v.includes('grafana-dashboard.json'))!
+    const dashboard = JSON.parse(read(dashboardMount.split(':')[0]!)) as { panels: { targets: { expr: string }[] }[] }
+    const asked = new Set(dashboard.panels.flatMap((p) => p.targets.flatMap((t) => [...t.expr.matchAll(/\b(mirador_[a-z_]+|process_[a-z_]+|nodejs_[a-z0-9_]+)/g)].map((m) => m[1]!))))
+    const { prometheusMetrics } = await import('../../src/metrics/prometheus.ts')
+    const served = new Set(
+      (await prometheusMetrics().scrape()).body
+        .split('\n')
+        .filter((line) => line.startsWith('# TYPE '))
+        .flatMap((line) => {
+          const [, , name, type] = line.split(' ')
+          return type === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name!]
+        }),
+    )
+    expect([...asked].filter((name) => !served.has(name))).toEqual([])
+    expect(asked.size).toBeGreaterThan(10)
   })
 
   it('proxies to exactly the API replicas, on the port they listen on', () => {

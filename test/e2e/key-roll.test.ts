@@ -13,7 +13,7 @@ import { type RunningServer, startServer, tempDataDir } from '../support/server.
  */
 
 const { DATABASE_URL, REDIS_URL } = process.env
-const GRACE_S = 8
+const GRACE_S = 15
 
 if (!DATABASE_URL || !REDIS_URL) console.warn('[skipped] key roll across two server processes: needs DATABASE_URL and REDIS_URL')
 

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import type { KeyAudit } from '../../src/audit/trail.ts'
+import type { KeyAudit, OwnerAudit } from '../../src/audit/trail.ts'
 import { liveTables } from '../../projections/engine/live-tables.ts'
 import { apiKeysProjection } from '../../projections/owners-and-keys/api-keys.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { databaseTargets } from '../support/databases.ts'
+import { EventStoreUnavailable } from '../../src/eventstore/port.ts'
+import { runOperatorCommand } from '../../src/operator/commands.ts'
 
 /** A clock the test moves: the gate and every operator command read it. */
 const clock = Object.assign(() => new Date(clock.now), { now: Date.parse('2026-05-01T10:00:00Z') })
@@ -108,6 +110,29 @@ for (const target of databaseTargets('key roll')) {
       })
     })
 
+    test('a roll whose successor could not be recorded: the error is told, no key is shown, and the audit shows a successor never issued', async () => {
+      at('16:00:00')
+      const { key, keyId } = await system.ownerWithKey('halfway', 'enterprise')
+      const store = system.storage.store
+      // The successor's issue (the second append of a roll, on a fresh stream) fails as an unreachable store would.
+      const failing = {
+        ...store,
+        batches: store.batches,
+        append: (stream: string, events: Parameters<typeof store.append>[1], expected: Parameters<typeof store.append>[2]) =>
+          expected === 'no_stream' ? Promise.reject(new EventStoreUnavailable('connection refused')) : store.append(stream, events, expected),
+        readStream: (stream: string) => store.readStream(stream),
+      }
+      await expect(runOperatorCommand({ ...system.operator, store: failing }, 'key roll', { key_id: keyId, grace: '1h', actor: 'halfway' })).rejects.toMatchObject({
+        code: 'service_unavailable',
+      })
+      const audit = await system.run<KeyAudit>('audit key', { key_id: keyId })
+      expect(audit.state).toMatchObject({ status: 'active', grace_ends_at: '2026-05-01T17:00:00.000Z', valid: true })
+      expect(audit.linked).toEqual([{ key_id: audit.state!.rolled_to, relation: 'successor', state: null }])
+      // The way out: a fresh key; the old one keeps its grace.
+      await system.settle()
+      expect(await status(key)).toEqual([200, 'ok'])
+    })
+
     test('audit key: both keys, the link between them, the grace end, and whether each was valid at --until', async () => {
       at('14:00:00')
       const { keyId } = await system.ownerWithKey('audited', 'enterprise')
@@ -141,6 +166,11 @@ for (const target of databaseTargets('key roll')) {
         ['ApiKeyIssued', rolled.key_id],
       ])
       expect(JSON.stringify([now, successor])).not.toContain('key_hash')
+
+      // audit owner: a key past its grace is no longer one of the owner's active keys.
+      const activeKeys = async (until: string) => (await system.run<OwnerAudit>('audit owner', { id: 'audited', until })).state!.active_keys
+      expect(await activeKeys('2026-05-01T14:39:59Z')).toEqual([keyId, rolled.key_id].sort())
+      expect(await activeKeys('2026-05-01T14:40:00Z')).toEqual([rolled.key_id])
     })
   })
 }

@@ -14,6 +14,7 @@ import { type Storage, briefingServiceOn, openKeyIndex, openListingInventory, op
 import type { ListingInventory } from '../../projections/listings/inventory.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
+import type { Metrics } from '../../src/metrics/port.ts'
 
 export type TestSystem = {
   storage: Storage
@@ -43,6 +44,8 @@ export type TestSystemOptions = {
   writer?: BriefingWriter
   /** How the event store records batches (default all-or-nothing; see BatchGuarantee). */
   batches?: BatchGuarantee
+  /** Where requests, appends and briefings are reported (as with METRICS_PORT); none by default. */
+  metrics?: Metrics
 }
 
 /**
@@ -55,7 +58,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     info: (event, fields) => logs.push(JSON.stringify({ event, ...fields })),
     error: (event, fields) => logs.push(JSON.stringify({ level: 'error', event, ...fields })),
   }
-  const storage = await storageOn(db, { batches: options.batches })
+  const storage = await storageOn(db, { batches: options.batches, metrics: options.metrics })
   const onError = (error: unknown) => logs.push(`background error: ${String(error)}`)
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)
@@ -69,6 +72,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     clock,
     cryptoRandom,
     options.writer ?? localAnalyst,
+    options.metrics,
   )
   const health = monitorServer(storage)
   const app = buildApp({
@@ -82,6 +86,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     inventory,
     briefings,
     health,
+    metrics: options.metrics,
   })
   const operator: OperatorContext = { ...storage, clock, random: cryptoRandom, progress: () => {} }
   const settle = async () => {

@@ -56,7 +56,7 @@ type KeyFacts = {
 }
 export type ApiKey = { status: 'none' } | ({ status: 'active' } & KeyFacts) | ({ status: 'revoked' } & KeyFacts)
 
-/** The longest grace a rolled key may keep (Unkey's and Stripe's limit alike). */
+/** The longest grace a rolled key may keep: 30 days. */
 export const MAX_GRACE_MS = 30 * 24 * 3600_000
 
 export type KeyCommand =
