@@ -36,7 +36,7 @@ const alive = (pid: number) => {
 describe('npm start under a supervisor', () => {
   test('SIGTERM to npm reaches the server: it stops cleanly (exit 0), leaves no orphan, and the access log is flushed', async () => {
     const port = await freePort()
-    const env = { ...process.env, DATA_DIR: tempDataDir('mirador-npm-start-'), PORT: String(port), HOST: '127.0.0.1', DEMO_SEED: 'off', ACCESS_LOG: 'on' }
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: tempDataDir('mirador-npm-start-'), PORT: String(port), HOST: '127.0.0.1', DEMO_SEED: 'off', ACCESS_LOG: 'on' }
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'npm_lifecycle_event']) delete env[name]
     const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
