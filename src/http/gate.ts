@@ -46,8 +46,9 @@ export type GateDeps = {
  * routing and the gate: gated routes let Elysia parse no body (`parse: 'none'`, the handler reads it
  * with `readJsonBody`) and declare no Elysia schema (`assertAccessDeclared` refuses one), so no
  * validation can answer before the gate. A HEAD, which Elysia hands to a path's GET route, is
- * refused here with 405 (after the key checks, like every 405 under /api/v1): no operation declares it. Refusals are answered with `status()`, not thrown: they
- * are the common case under abuse and Elysia's error path costs several times more.
+ * refused here with 405 (after the key checks, like every 405 under /api/v1): no operation
+ * declares it. Refusals are answered with `status()`, not thrown: they are the common case under
+ * abuse and Elysia's error path costs several times more.
  * `buildApp` refuses to start when a route declares neither macro.
  */
 export function gate(deps: GateDeps) {

@@ -23,6 +23,7 @@ export async function sizeOfFileToRead(path: string): Promise<number> {
   } catch (error) {
     throw invalidRequest(unreadable(path, error))
   }
-  if (!info.isFile()) throw invalidRequest(`${path} is ${info.isDirectory() ? 'a directory' : 'not a regular file'}: give the path of a file`)
+  // A pipe is fine (`ingest /dev/stdin < feed.ndjson`); a directory is a mistake.
+  if (info.isDirectory()) throw invalidRequest(`${path} is a directory: give the path of a file`)
   return info.size
 }

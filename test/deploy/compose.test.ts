@@ -19,6 +19,7 @@ const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
 type Service = {
   build?: unknown
   image?: string
+  pull_policy?: string
   environment?: Record<string, string> | string[]
   depends_on?: Record<string, { condition: string }>
   healthcheck?: { test: string[] | string }
@@ -37,8 +38,10 @@ const environment = (service: Service): Record<string, string> =>
         : (service.environment ?? {}),
     ).map(([name, value]) => [name, interpolate(String(value))]),
   )
-/** The API replicas: the services built from this repository. */
-const apis = Object.entries(services).filter(([, service]) => service.build !== undefined)
+/** The image built from this repository, and the API replicas: the services that run it. */
+const built = Object.values(services).filter((service) => service.build !== undefined)
+const apiImage = built[0]?.image
+const apis = Object.entries(services).filter(([, service]) => service.image === apiImage)
 
 /** Every variable the configuration code reads, found by letting it read an empty environment. */
 function variablesReadByConfig(): Set<string> {
@@ -96,6 +99,38 @@ describe('docker-compose.yml', () => {
       if (source.startsWith('./')) expect(existsSync(join(ROOT, source)), mount).toBe(true)
       else expect(compose.volumes ?? {}, mount).toHaveProperty(source)
     }
+  })
+
+  it('builds the API image once: one service builds it, the other replica runs it and never pulls or builds its own', () => {
+    expect(built).toHaveLength(1)
+    expect(apiImage).toBe('mirador:local')
+    expect(apis.map(([name, api]) => [name, api.build !== undefined, api.pull_policy ?? null])).toEqual([
+      ['api-1', true, null],
+      ['api-2', false, 'never'],
+    ])
+  })
+
+  it('gives PostgreSQL-backed replicas no volume: the image declares none, and no API service mounts one', () => {
+    expect(read('Dockerfile')).not.toMatch(/^\s*VOLUME\b/m)
+    for (const [name, api] of apis) {
+      expect(environment(api).DATABASE_URL, name).toBeDefined()
+      expect(api.volumes ?? [], name).toEqual([])
+    }
+    // The embedded store (no DATABASE_URL) is the one that keeps /data, on a named volume.
+    expect(read('Dockerfile')).toMatch(/docker run -p 8080:8080 -v mirador-data:\/data mirador/)
+  })
+
+  it('has nginx re-resolve the replicas while running (Docker\'s DNS, upstream servers with resolve, nginx 1.27.3+)', () => {
+    const mount = services.proxy!.volumes!.find((v) => v.includes('nginx.conf'))!
+    const config = read(mount.split(':')[0]!).replace(/#.*$/gm, '')
+    expect(config).toMatch(/^\s*resolver 127\.0\.0\.11 valid=\d+s/m)
+    const upstream = /upstream mirador_api \{([^}]*)\}/.exec(config)![1]!
+    expect(upstream).toMatch(/^\s*zone mirador_api \d+k;/m)
+    const servers = [...upstream.matchAll(/^\s*server (\S+)(.*);/gm)]
+    expect(servers.map((m) => m[1])).toEqual(apis.map(([name]) => `${name}:8080`))
+    for (const [, , options] of servers) expect(options!.split(/\s+/)).toContain('resolve')
+    const [major, minor, patch = 0] = services.proxy!.image!.split(':')[1]!.split('-')[0]!.split('.').map(Number)
+    expect(major! * 1_000_000 + minor! * 1000 + patch, services.proxy!.image).toBeGreaterThanOrEqual(1_027_003)
   })
 
   it('runs a KurrentDB that keeps appendMany all or nothing (multi-stream appends)', () => {
