@@ -9,6 +9,9 @@ import { expecting } from '../shared/input-schema.ts'
 import { invalidRequest } from '../shared/errors.ts'
 import type { FieldError } from '../shared/errors.ts'
 
+/** Where the zone routes get their figures: the prepared answers (ReadyZones), or a read model rebuilt for an audit (src/audit/answer.ts). */
+export type ZoneAnswers = Pick<ReadyZones, 'zones' | 'zone' | 'factsAt' | 'firstEvent'>
+
 /** An ISO 8601 instant: a date and time with an offset (`Z`, `-06:00`), seconds and milliseconds optional. */
 const INSTANT = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$'
 
@@ -42,7 +45,7 @@ export const asOfProblems = (asOf: string | undefined): FieldError[] =>
  * The instant asked, or null without `as_of`: 400 when it is after `now` (no figures exist yet) or
  * before the first listing event (no market was known).
  */
-export async function instantAsked(asOf: string | undefined, now: Date, zones: ReadyZones): Promise<Date | null> {
+export async function instantAsked(asOf: string | undefined, now: Date, zones: ZoneAnswers): Promise<Date | null> {
   if (asOf === undefined) return null
   const at = instantOf(asOf)!
   if (at > now) {
@@ -57,7 +60,7 @@ export async function instantAsked(asOf: string | undefined, now: Date, zones: R
 }
 
 /** GET /zones's zones of `country` as the market stood at `at`. */
-export async function zonesAsOf(zones: ReadyZones, country: Country, at: Date): Promise<ZoneSummary[]> {
+export async function zonesAsOf(zones: ZoneAnswers, country: Country, at: Date): Promise<ZoneSummary[]> {
   return zonesAt(await zones.factsAt(country, at), at)
 }
 
@@ -67,7 +70,7 @@ const knowable = (slug: string): number | null => {
 }
 
 /** GET /zone/{slug}'s record as the market stood at `at`, or null when the country had no such zone then. */
-export async function zoneAsOf(zones: ReadyZones, country: Country, slug: string, at: Date): Promise<ZoneDetail | null> {
+export async function zoneAsOf(zones: ZoneAnswers, country: Country, slug: string, at: Date): Promise<ZoneDetail | null> {
   const zoneNo = knowable(slug)
   return zoneNo === null ? null : zoneDetailAt(await zones.factsAt(country, at, zoneNo), slug, at)
 }
@@ -78,7 +81,7 @@ export async function zoneAsOf(zones: ReadyZones, country: Country, slug: string
  * country had no such zone at `at`.
  */
 export async function zoneHistory(
-  zones: ReadyZones,
+  zones: ZoneAnswers,
   country: Country,
   slug: string,
   months: number,

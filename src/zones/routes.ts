@@ -9,9 +9,8 @@ import { CountryParameter } from '../http/parameters.ts'
 import { echo, notFound } from '../shared/errors.ts'
 import { defaulted, expecting } from '../shared/input-schema.ts'
 import type { Clock } from '../shared/random.ts'
-import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { ZoneDetailResponse, ZoneHistoryResponse, ZonesResponse } from '../domain/market/zone-figures.ts'
-import { AsOfParameter, asOfProblems, instantAsked, zoneAsOf, zoneHistory, zonesAsOf } from './point-in-time.ts'
+import { AsOfParameter, asOfProblems, instantAsked, type ZoneAnswers, zoneAsOf, zoneHistory, zonesAsOf } from './point-in-time.ts'
 
 /** Months of GET /zone/{slug}/history: 12 unless asked, at most 36. */
 const DEFAULT_MONTHS = 12
@@ -42,7 +41,7 @@ export const zoneNotFound = (slug: string, country: Country) => notFound(`no zon
  * the prepared zone answers, or, for a past instant (`as_of`) and the history, from the read model's
  * history (src/zones/point-in-time.ts).
  */
-export function zoneRoutes(deps: { gate: Gate; zones: ReadyZones; clock: Clock }) {
+export function zoneRoutes(deps: { gate: Gate; zones: ZoneAnswers; clock: Clock }) {
   return new Elysia({ name: 'zones' })
     .use(deps.gate)
     .get(
