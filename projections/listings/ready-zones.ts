@@ -13,6 +13,7 @@ import {
   activeFigures,
   type CountryZoneFacts,
   countryZoneFactsAt,
+  type Figures,
   firstListingEvent,
   marketClock,
   type PastFigures,
@@ -127,14 +128,14 @@ export class ReadyZones {
   }
 
   /**
-   * The statistics of `country`'s zones (only `zoneNo` when given) as the market stood at the instant
-   * `at`, computed from the live generation's history when asked (not prepared: any instant may be asked).
+   * The statistics of `country`'s zones (only `zoneNo` when given; only `figures`) as the market stood
+   * at the instant `at`, computed from the live generation's history when asked (not prepared: any instant may be asked).
    */
-  async factsAt(country: Country, at: Date, zoneNo?: number): Promise<CountryZoneFacts> {
+  async factsAt(country: Country, at: Date, zoneNo?: number, figures: Figures = 'detail'): Promise<CountryZoneFacts> {
     const t = await this.pointInTimeTables()
     return this.db.transaction(async (tx) => {
       if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
-      return countryZoneFactsAt(tx, t, country, at, zoneNo)
+      return countryZoneFactsAt(tx, t, country, at, zoneNo, figures)
     })
   }
 

@@ -109,6 +109,27 @@ export const zonesOf = (db: Sql, t: ListingsTables, country: Country): Promise<Z
   db.query<ZoneRow>(`select zone_no, updated_at from ${t.zones} where country = $1 order by zone_no`, [country])
 
 /**
+ * Which figures a computation serves: `detail` every row of /zone/{slug}; `summary` the zone rows of
+ * /zones (no breakdowns); `history` the zone rows and the operation rows (for the rent medians), no
+ * 30-day comparison. Rows not computed read as empty: a caller reads only the figures it asked for.
+ */
+export type Figures = 'detail' | 'summary' | 'history'
+/** Per kind of figures: the grouping sets, and the GROUPING() mask and grouped columns each row reports (see ALL, BY_TYPE, …). */
+const GROUPINGS: Record<Figures, { sets: string; grouped: string; columns: string }> = {
+  detail: {
+    sets: '(zone_no), (zone_no, property_type), (zone_no, bedroom_group), (zone_no, operation)',
+    grouped: 'grouping(property_type, bedroom_group, operation)',
+    columns: 'property_type, bedroom_group, operation',
+  },
+  summary: { sets: '(zone_no)', grouped: '7', columns: 'null::text as property_type, null::text as bedroom_group, null::text as operation' },
+  history: {
+    sets: '(zone_no), (zone_no, operation)',
+    grouped: '6 + grouping(operation)',
+    columns: 'null::text as property_type, null::text as bedroom_group, operation',
+  },
+}
+
+/**
  * The figures of the active listings of `country` per zone and per breakdown row, for the zones
  * given (every zone when none are); a zone without active listings has no rows. Active now, or at
  * the instant `at` when given (the history intervals open then: every event observed at or before it).
@@ -119,6 +140,7 @@ export async function activeFigures(
   country: Country,
   zones?: readonly number[],
   at?: Date,
+  figures: Figures = 'detail',
 ): Promise<ActiveFigures> {
   const params: unknown[] = [country]
   const param = (value: unknown) => `$${params.push(value)}`
@@ -132,7 +154,7 @@ export async function activeFigures(
             ${mean('own_ppm2')} as own_ppm2, ${mean('own_price')} as own_price,
             ((listed[1] + listed[2]) / 2)::text as listed_ms
        from (
-         select zone_no, grouping(property_type, bedroom_group, operation) as grouped, property_type, bedroom_group, operation,
+         select zone_no, ${GROUPINGS[figures].grouped} as grouped, ${GROUPINGS[figures].columns},
                 count(*) as n_active, count(*) filter (where ${SALE}) as n_sale,
                 count(*) filter (where source = 'broker') as n_broker, count(*) filter (where source = 'scraped') as n_scraped,
                 ${middles('ppm2_usd', SALE)} as sale_ppm2, ${middles('price_usd', SALE)} as sale_price,
@@ -140,7 +162,7 @@ export async function activeFigures(
                 ${middles(LISTED_MS)} as listed
            from (select *, case when bedrooms >= 4 then '4+' else bedrooms::text end as bedroom_group
                    from ${listings} ${zoneFilter}) active
-          group by grouping sets ((zone_no), (zone_no, property_type), (zone_no, bedroom_group), (zone_no, operation))
+          group by grouping sets (${GROUPINGS[figures].sets})
        ) g`,
     params,
   )
@@ -186,9 +208,17 @@ export async function firstListingEvent(db: Sql, t: ListingsTables): Promise<str
 /**
  * The statistics of the zones of `country` as the market stood at the instant `at` (every event
  * observed at or before it): the zones seen by then (only `zoneNo` when given), each with the time
- * of its latest event by then; "30 days ago" counts from the market's clock at `at`.
+ * of its latest event by then; "30 days ago" counts from the market's clock at `at`. Only `figures`
+ * are computed (see Figures).
  */
-export async function countryZoneFactsAt(db: Sql, t: ListingsTables, country: Country, at: Date, zoneNo?: number): Promise<CountryZoneFacts> {
+export async function countryZoneFactsAt(
+  db: Sql,
+  t: ListingsTables,
+  country: Country,
+  at: Date,
+  zoneNo?: number,
+  figures: Figures = 'detail',
+): Promise<CountryZoneFacts> {
   const [clock] = await db.query<{ clock: unknown }>(`select max(at) as clock from ${t.touches} where at <= $1::timestamptz`, [at.toISOString()])
   if (clock?.clock == null) return new Map()
   const then = new Date(Date.parse(toIso(clock.clock)) - 720 * 3_600_000)
@@ -199,8 +229,8 @@ export async function countryZoneFactsAt(db: Sql, t: ListingsTables, country: Co
     zoneNo === undefined ? [country, at.toISOString()] : [country, at.toISOString(), zoneNo],
   )
   const zoneNumbers = zoneNo === undefined ? undefined : [zoneNo]
-  const active = await activeFigures(db, t, country, zoneNumbers, at)
-  const past = (await pastFigures(db, t, country, then)).get(country) ?? new Map()
+  const active = await activeFigures(db, t, country, zoneNumbers, at, figures)
+  const past = figures === 'history' ? new Map() : ((await pastFigures(db, t, country, then)).get(country) ?? new Map())
   return zoneFactsOf(country, zones, active, past)
 }
 

@@ -31,7 +31,7 @@ export async function answerAsRecorded(db: Db, store: EventStore, path: string, 
     const zones: ZoneAnswers = {
       zones: async (country, now) => zonesAt(await countryZoneFacts(sql, t, country), now),
       zone: async (country, slug, now) => zoneDetailAt(await countryZoneFacts(sql, t, country), slug, now),
-      factsAt: (country, at, zoneNo) => countryZoneFactsAt(sql, t, country, at, zoneNo),
+      factsAt: (country, at, zoneNo, figures) => countryZoneFactsAt(sql, t, country, at, zoneNo, figures),
       firstEvent: () => firstListingEvent(sql, t),
     }
     const key = formatApiKey('AuditAnswerKey000000000000000000')

@@ -61,7 +61,7 @@ export async function instantAsked(asOf: string | undefined, now: Date, zones: Z
 
 /** GET /zones's zones of `country` as the market stood at `at`. */
 export async function zonesAsOf(zones: ZoneAnswers, country: Country, at: Date): Promise<ZoneSummary[]> {
-  return zonesAt(await zones.factsAt(country, at), at)
+  return zonesAt(await zones.factsAt(country, at, undefined, 'summary'), at)
 }
 
 const knowable = (slug: string): number | null => {
@@ -88,10 +88,10 @@ export async function zoneHistory(
   at: Date,
 ): Promise<{ zone: string; slug: string; history: ZoneHistoryMonth[] } | null> {
   const zoneNo = knowable(slug)
-  if (zoneNo === null || !(await zones.factsAt(country, at, zoneNo)).has(zoneNo)) return null
+  if (zoneNo === null || !(await zones.factsAt(country, at, zoneNo, 'history')).has(zoneNo)) return null
   const history: ZoneHistoryMonth[] = []
   for (const end of monthEnds(at, months)) {
-    const facts = (await zones.factsAt(country, end.at, zoneNo)).get(zoneNo)
+    const facts = (await zones.factsAt(country, end.at, zoneNo, 'history')).get(zoneNo)
     const rents = facts?.by_operation.find((o) => o.operation === 'Renta')
     history.push({
       month: end.month,
