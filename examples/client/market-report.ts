@@ -4,8 +4,9 @@
  *
  *   MIRADOR_URL=http://localhost:8080 MIRADOR_KEY=mrd_… bun examples/client/market-report.ts CR
  *
- * Prints the country's zones by median price per m², its cheapest verified sale listing and an
- * investor briefing for the cheapest zone, one JSON line each.
+ * Prints the country's zones by median price per m², how the cheapest zone's median moved over the
+ * last 12 months, its cheapest verified sale listing and an investor briefing for the cheapest zone,
+ * one JSON line each.
  */
 import createClient from 'openapi-fetch'
 import type { paths } from './mirador-api'
@@ -22,6 +23,12 @@ if (zones.error) throw new Error(`${zones.error.error}: ${zones.error.message}`)
 const priced = zones.data.zones.filter((zone) => zone.median_ppm2_usd !== null)
 priced.sort((a, b) => (a.median_ppm2_usd ?? 0) - (b.median_ppm2_usd ?? 0))
 console.log(JSON.stringify({ country, zones: zones.data.count, cheapest_per_m2: priced[0]?.zone, dearest_per_m2: priced.at(-1)?.zone }))
+
+const cheapest = priced[0]?.slug ?? 'zona-1'
+const history = await mirador.GET('/api/v1/zone/{slug}/history', { params: { path: { slug: cheapest }, query: { country, months: 12 } } })
+if (history.error) throw new Error(`${history.error.error}: ${history.error.message}`)
+const months = history.data.history.filter((month) => month.listed)
+console.log(JSON.stringify({ zone: history.data.zone, months: months.length, median_ppm2_usd: months.map((m) => [m.month, m.median_ppm2_usd]) }))
 
 const listings = await mirador.GET('/api/v1/listings', {
   params: { query: { country, operation: 'Venta', sort: 'price_asc', limit: 1 } },

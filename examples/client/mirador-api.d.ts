@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Statistics of every zone of a country, by zone number
-         * @description Every zone ever seen in the country, by zone number: active listings, medians (price, price per m², days on market) and the 30-day change.
+         * @description Every zone ever seen in the country, by zone number: active listings, medians (price, price per m², days on market) and the 30-day change; with as_of, as the market stood at that instant.
          */
         get: operations["listZones"];
         put?: never;
@@ -53,9 +53,29 @@ export interface paths {
         };
         /**
          * One zone in detail: breakdowns by property type, bedrooms and operation, 30-day change, source mix
-         * @description The figures of one zone of a country, with its breakdowns; a zone the country does not have is 404.
+         * @description The figures of one zone of a country, with its breakdowns; with as_of, as the market stood at that instant; a zone the country does not have (then) is 404.
          */
         get: operations["getZone"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/zone/{slug}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Monthly history of one zone: its figures at the end of each calendar month, oldest first
+         * @description For each of the last `months` calendar months (UTC), the current one included, the zone's figures at the month's end (at the request time, or as_of, for the current month) by the definitions of /zone/{slug}; months before the zone's first listing say so (`listed: false`).
+         */
+        get: operations["getZoneHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -499,6 +519,11 @@ export interface operations {
                  * @example GT
                  */
                 country?: string;
+                /**
+                 * @description answer as the market stood at this instant (ISO 8601 with offset, a real calendar time), by the feed's own times; not after the time of the request, not before the first listing event (else 400)
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                as_of?: string;
             };
             header?: never;
             path?: never;
@@ -525,6 +550,8 @@ export interface operations {
                         ok: true;
                         /** @enum {string} */
                         country: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                        /** @description the instant asked (as_of), when given: the market as it stood then */
+                        as_of?: string;
                         count: number;
                         zones: {
                             zone: string;
@@ -628,6 +655,11 @@ export interface operations {
                  * @example GT
                  */
                 country?: string;
+                /**
+                 * @description answer as the market stood at this instant (ISO 8601 with offset, a real calendar time), by the feed's own times; not after the time of the request, not before the first listing event (else 400)
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                as_of?: string;
             };
             header?: never;
             path: {
@@ -658,6 +690,8 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         ok: true;
+                        /** @description the instant asked (as_of), when given: the market as it stood then */
+                        as_of?: string;
                         zone: string;
                         slug: string;
                         /** @enum {string} */
@@ -719,6 +753,173 @@ export interface operations {
                             share: number;
                         }[];
                         updated_at: string;
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    getZoneHistory: {
+        parameters: {
+            query?: {
+                /**
+                 * @description country code; GT when absent (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
+                 * @example GT
+                 */
+                country?: string;
+                /** @description calendar months, the current one included */
+                months?: number;
+                /**
+                 * @description answer as the market stood at this instant (ISO 8601 with offset, a real calendar time), by the feed's own times; not after the time of the request, not before the first listing event (else 400)
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                as_of?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description zone, form zona-N (lower case, N from 1, no leading zeros)
+                 * @example zona-3
+                 */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        zone: string;
+                        slug: string;
+                        /** @enum {string} */
+                        country: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                        /** @description the instant of the last month: the request time, or as_of */
+                        as_of: string;
+                        months: number;
+                        /** @description one entry per calendar month, oldest first */
+                        history: {
+                            /** @description calendar month (UTC), YYYY-MM */
+                            month: string;
+                            /** @description the instant the figures are for: the month's last millisecond, or the instant asked for its own month */
+                            at: string;
+                            /** @description false before the zone had any listing: its figures are then null, not zeros */
+                            listed: boolean;
+                            /** @description active listings, every operation and source */
+                            n_active: number | null;
+                            /** @description active Venta listings */
+                            n_sale: number | null;
+                            /** @description median USD per m² of the Venta listings */
+                            median_ppm2_usd: number | null;
+                            /** @description median price in USD of the Venta listings */
+                            median_price_usd: number | null;
+                            /** @description median monthly rent in USD of the Renta listings */
+                            median_rent_usd: number | null;
+                            /** @description median monthly rent per m² in USD of the Renta listings */
+                            median_rent_ppm2_usd: number | null;
+                            /** @description median days on market of the active listings at `at` */
+                            median_dom: number | null;
+                        }[];
                     };
                 };
             };

@@ -15,12 +15,17 @@ import { type Projection, type RowChange, sql, type Tables } from '../engine/pro
  * The market read model, from listing events only (event times, never the clock):
  * - listings: every listing's current state; `public` marks what /listings may show
  *   (active, verified, broker) and partial indexes serve that search at any size;
- * - history: one row per interval during which a listing was active with a given zone, operation
- *   and price, so zone statistics can be reconstructed as of any past time;
- * - zones: every zone ever seen per country, with the time of its latest listing event.
+ * - history: one row per interval during which a listing was active with given figures (zone,
+ *   operation, type, bedrooms, area, listing time, price), so zone statistics can be reconstructed as
+ *   of any past time;
+ * - zones: every zone ever seen per country, with the time of its latest listing event;
+ * - touches: every (zone, time) at which a listing event touched a zone, for `updated_at` and the
+ *   market's clock as of any past time.
  * Zone statistics are computed from these tables (zone-statistics.ts) and served from memory (ready-zones.ts).
  *
- * Version 3: `price_usd` is computed here, exactly, from each price event's local price and recorded
+ * Version 3: history rows also carry the source, property type, bedrooms and listing time (a change
+ * of these opens a new interval) and `touches` is new, so every figure can be answered as of any
+ * instant; `price_usd` is computed here, exactly, from each price event's local price and recorded
  * rate (`usdText`, src/domain/market/fx.ts); version 2 took the event's `price_usd`, which the
  * ingestion of that time had rounded in floating point (an exact half cent sometimes went down).
  * Version 2: price per m² is kept exact (`price_usd / area_m2` in decimal to 30 places, never
@@ -29,7 +34,7 @@ import { type Projection, type RowChange, sql, type Tables } from '../engine/pro
  * Every version reads the tables of the ones before (same columns), which the API serves while
  * the new version is being built.
  */
-export type ListingsTables = Tables<'listings' | 'history' | 'zones'>
+export type ListingsTables = Tables<'listings' | 'history' | 'zones' | 'touches'>
 
 /**
  * Exact price per m² of a listing: the USD price (whole cents) over the area, in decimal with 30
@@ -74,6 +79,10 @@ const schema = (t: ListingsTables) => [
     country text not null,
     zone_no integer not null,
     operation text not null,
+    source text not null,
+    property_type text not null,
+    bedrooms integer not null,
+    listed_at timestamptz not null,
     price_usd numeric(16, 2) not null,
     ppm2_usd numeric not null,
     valid_from timestamptz not null,
@@ -85,6 +94,12 @@ const schema = (t: ListingsTables) => [
     zone_no integer not null,
     updated_at timestamptz not null,
     primary key (country, zone_no)
+  )`,
+  `create table if not exists ${t.touches} (
+    country text not null,
+    zone_no integer not null,
+    at timestamptz not null,
+    primary key (country, zone_no, at)
   )`,
 ]
 
@@ -104,10 +119,11 @@ const indexes = (t: ListingsTables) => [
   publicIndex(t, 'zone_operation_price', 'country, zone_no, operation, price_usd, listing_id'),
   publicIndex(t, 'zone_kind_price', 'country, zone_no, operation, property_type, price_usd, listing_id'),
   `create index if not exists ${t.history}_zone on ${t.history} (country, zone_no, valid_from)`,
+  `create index if not exists ${t.touches}_at on ${t.touches} (at)`,
 ]
 
 /** Fields of a listing that zone statistics depend on: changing one closes its history interval. */
-const STATISTICAL: readonly (keyof ListingDetails)[] = ['country', 'zone', 'operation', 'area_m2']
+const STATISTICAL: readonly (keyof ListingDetails)[] = ['country', 'zone', 'operation', 'property_type', 'bedrooms', 'area_m2', 'listed_at']
 
 const zoneNo = (zone: string): number => {
   const n = zoneNumberOfName(zone)
@@ -124,16 +140,23 @@ const input = (columns: string) => `x as (select * from jsonb_to_recordset($1::t
 const DETAIL_COLUMNS = `country text, zone_no integer, operation text, property_type text, title text, area_m2 double precision,
   bedrooms integer, bathrooms double precision, broker_id text, broker_name text, url text, listed_at timestamptz`
 const PRICE_COLUMNS = 'price_local double precision, currency text, fx_rate double precision, price_usd numeric'
-const RETURNING = 'returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.price_usd, l.ppm2_usd'
+const RETURNING = `returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.source, l.property_type, l.bedrooms, l.listed_at,
+  l.price_usd, l.ppm2_usd`
 /** Opens a history interval, from the event, for each listing of `listing` that is active (and `where`). */
 const openInterval = (t: ListingsTables, where = 'true') => `opened as (
-  insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, price_usd, ppm2_usd, valid_from)
-  select l.listing_id, x.revision, l.country, l.zone_no, l.operation, l.price_usd, l.ppm2_usd, x.at
+  insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
+    price_usd, ppm2_usd, valid_from)
+  select l.listing_id, x.revision, l.country, l.zone_no, l.operation, l.source, l.property_type, l.bedrooms, l.listed_at,
+    l.price_usd, l.ppm2_usd, x.at
     from listing l join x using (listing_id) where l.status = 'active' and ${where})`
 const closeInterval = (t: ListingsTables, where = 'true') => `closed as (
   update ${t.history} h set valid_to = x.at from x where h.listing_id = x.listing_id and h.valid_to is null and ${where})`
-/** Marks the zones of `touched` (listing_id, country, zone_no) as updated at the latest of their events. */
-const touchZones = (t: ListingsTables, touched: string) => `
+/** Marks the zones of `touched` (listing_id, country, zone_no) as updated at the latest of their events, and records each touch. */
+const touchZones = (t: ListingsTables, touched: string) => `,
+  touch as (
+    insert into ${t.touches} (country, zone_no, at)
+    select distinct t.country, t.zone_no, x.at from ${touched} t join x using (listing_id)
+    on conflict do nothing)
   insert into ${t.zones} (country, zone_no, updated_at)
   select t.country, t.zone_no, max(x.at) from ${touched} t join x using (listing_id) group by t.country, t.zone_no
   on conflict (country, zone_no) do update set updated_at = greatest(${t.zones}.updated_at, excluded.updated_at)`
@@ -255,11 +278,11 @@ function batchChanges(events: readonly RecordedEvent[], t: ListingsTables): RowC
   return rounds.flatMap((round) => [...round].map(([type, rows]) => sql(text[type], JSON.stringify(rows))))
 }
 
-export const listingsProjection: Projection<'listings' | 'history' | 'zones'> = {
+export const listingsProjection: Projection<'listings' | 'history' | 'zones' | 'touches'> = {
   name: 'listings',
   version: 3,
   categories: [LISTING_CATEGORY],
-  tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones' },
+  tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones', touches: 'listing_zone_touches' },
   schema,
   indexes,
   apply: (event, t) => batchChanges([event], t),

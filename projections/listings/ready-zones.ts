@@ -12,6 +12,9 @@ import {
   type ActiveFigures,
   activeFigures,
   type CountryZoneFacts,
+  countryZoneFactsAt,
+  type Figures,
+  firstListingEvent,
   marketClock,
   type PastFigures,
   pastFigures,
@@ -22,6 +25,7 @@ import {
   zonesOf,
 } from './zone-statistics.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
+import { AppError } from '../../src/shared/errors.ts'
 
 type PreparedCountry = { zones: readonly ZoneRow[]; active: ActiveFigures; past: PastFigures; facts: CountryZoneFacts }
 type Prepared = { clock: string | null; countries: ReadonlyMap<Country, PreparedCountry> }
@@ -87,7 +91,10 @@ function changesOf(events: readonly RecordedEvent[]): Changes {
  * for zones wait for it, everything else is served at once.
  */
 export class ReadyZones {
-  private constructor(private readonly prepared: Follower<Prepared>) {}
+  private constructor(
+    private readonly db: Db,
+    private readonly prepared: Follower<Prepared>,
+  ) {}
 
   /**
    * Answers for `db`'s live generation, kept current from then on. Returns at once: the first
@@ -107,7 +114,7 @@ export class ReadyZones {
       },
       onError,
     )
-    return new ReadyZones(prepared)
+    return new ReadyZones(db, prepared)
   }
 
   /** GET /zones's zones of `country` at `now`. */
@@ -118,6 +125,32 @@ export class ReadyZones {
   /** GET /zone/{slug}'s record at `now`, or null when `country` has no such zone. */
   async zone(country: Country, slug: string, now: Date): Promise<ZoneDetail | null> {
     return zoneDetailAt(await this.factsOf(country), slug, now)
+  }
+
+  /**
+   * The statistics of `country`'s zones (only `zoneNo` when given; only `figures`) as the market stood
+   * at the instant `at`, computed from the live generation's history when asked (not prepared: any instant may be asked).
+   */
+  async factsAt(country: Country, at: Date, zoneNo?: number, figures: Figures = 'detail'): Promise<CountryZoneFacts> {
+    const t = await this.pointInTimeTables()
+    return this.db.transaction(async (tx) => {
+      if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+      return countryZoneFactsAt(tx, t, country, at, zoneNo, figures)
+    })
+  }
+
+  /** The time of the first listing event (null without any): before it the market is unknown. */
+  async firstEvent(): Promise<string | null> {
+    return firstListingEvent(this.db, await this.pointInTimeTables())
+  }
+
+  /** The live generation's tables, which answer as of a past instant from listings version 3 on. */
+  private async pointInTimeTables(): Promise<ListingsTables> {
+    const live = await liveTables(this.db).of(listingsProjection)
+    if (live.version < 3) {
+      throw new AppError('service_unavailable', `answers as of a past instant need listings v3, being built (${live.id} is live)`)
+    }
+    return generationTables(listingsProjection, live)
   }
 
   /** Resolves when no preparation is pending (tests, after applying events). */

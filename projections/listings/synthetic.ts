@@ -184,8 +184,10 @@ const loadChunk = (t: ListingsTables) => `
       from listing
   ),
   history as (
-    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, price_usd, ppm2_usd, valid_from, valid_to)
-    select listing_id, i.revision, country, zone_no, operation, i.price_usd, i.price_usd::numeric(46, 30) / area_m2::numeric, i.valid_from, i.valid_to
+    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
+      price_usd, ppm2_usd, valid_from, valid_to)
+    select listing_id, i.revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
+           i.price_usd, i.price_usd::numeric(46, 30) / area_m2::numeric, i.valid_from, i.valid_to
       from listing
       cross join lateral (values
         (0, ${usd('p0')}, t_seen, coalesce(t_p1, t_del)),
@@ -193,6 +195,12 @@ const loadChunk = (t: ListingsTables) => `
         (rev_p2, ${usd('p2')}, t_p2, t_del)
       ) as i(revision, price_usd, valid_from, valid_to)
      where i.valid_from is not null
+  ),
+  touches as (
+    insert into ${t.touches} (country, zone_no, at)
+    select distinct country, zone_no, e.at from listing cross join lateral unnest(array[t_seen, t_ver, t_p1, t_p2, t_del]) as e(at)
+     where e.at is not null
+    on conflict do nothing
   )
   select count(*) as listings from listing`
 

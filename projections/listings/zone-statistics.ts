@@ -109,28 +109,62 @@ export const zonesOf = (db: Sql, t: ListingsTables, country: Country): Promise<Z
   db.query<ZoneRow>(`select zone_no, updated_at from ${t.zones} where country = $1 order by zone_no`, [country])
 
 /**
- * The figures of the active listings of `country` per zone and per breakdown row, for the zones
- * given (every zone when none are); a zone without active listings has no rows.
+ * Which figures a computation serves: `detail` every row of /zone/{slug}; `summary` the zone rows of
+ * /zones (no breakdowns); `history` the zone rows and the operation rows (for the rent medians), no
+ * 30-day comparison. Rows not computed read as empty: a caller reads only the figures it asked for.
  */
-export async function activeFigures(db: Sql, t: ListingsTables, country: Country, zones?: readonly number[]): Promise<ActiveFigures> {
+export type Figures = 'detail' | 'summary' | 'history'
+/** Per kind of figures: the grouping sets, and the GROUPING() mask and grouped columns each row reports (see ALL, BY_TYPE, …). */
+const GROUPINGS: Record<Figures, { sets: string; grouped: string; columns: string }> = {
+  detail: {
+    sets: '(zone_no), (zone_no, property_type), (zone_no, bedroom_group), (zone_no, operation)',
+    grouped: 'grouping(property_type, bedroom_group, operation)',
+    columns: 'property_type, bedroom_group, operation',
+  },
+  summary: { sets: '(zone_no)', grouped: '7', columns: 'null::text as property_type, null::text as bedroom_group, null::text as operation' },
+  history: {
+    sets: '(zone_no), (zone_no, operation)',
+    grouped: '6 + grouping(operation)',
+    columns: 'null::text as property_type, null::text as bedroom_group, operation',
+  },
+}
+
+/**
+ * The figures of the active listings of `country` per zone and per breakdown row, for the zones
+ * given (every zone when none are); a zone without active listings has no rows. Active now, or at
+ * the instant `at` when given (the history intervals open then: every event observed at or before it).
+ */
+export async function activeFigures(
+  db: Sql,
+  t: ListingsTables,
+  country: Country,
+  zones?: readonly number[],
+  at?: Date,
+  figures: Figures = 'detail',
+): Promise<ActiveFigures> {
+  const params: unknown[] = [country]
+  const param = (value: unknown) => `$${params.push(value)}`
+  const zoneFilter = zones ? `and zone_no in (select jsonb_array_elements_text(${param(JSON.stringify(zones))}::text::jsonb)::integer)` : ''
+  const listings = at
+    ? `${t.history} where country = $1 and valid_from <= ${param(at.toISOString())}::timestamptz and (valid_to is null or valid_to > $${params.length}::timestamptz)`
+    : `${t.listings} where country = $1 and status = 'active'`
   const rows = await db.query<GroupRow>(
     `select zone_no, grouped, property_type, bedroom_group, operation, n_active, n_sale, n_broker, n_scraped,
             ${mean('sale_ppm2')} as sale_ppm2, ${mean('sale_price')} as sale_price,
             ${mean('own_ppm2')} as own_ppm2, ${mean('own_price')} as own_price,
             ((listed[1] + listed[2]) / 2)::text as listed_ms
        from (
-         select zone_no, grouping(property_type, bedroom_group, operation) as grouped, property_type, bedroom_group, operation,
+         select zone_no, ${GROUPINGS[figures].grouped} as grouped, ${GROUPINGS[figures].columns},
                 count(*) as n_active, count(*) filter (where ${SALE}) as n_sale,
                 count(*) filter (where source = 'broker') as n_broker, count(*) filter (where source = 'scraped') as n_scraped,
                 ${middles('ppm2_usd', SALE)} as sale_ppm2, ${middles('price_usd', SALE)} as sale_price,
                 ${middles('ppm2_usd')} as own_ppm2, ${middles('price_usd')} as own_price,
                 ${middles(LISTED_MS)} as listed
            from (select *, case when bedrooms >= 4 then '4+' else bedrooms::text end as bedroom_group
-                   from ${t.listings}
-                  where country = $1 and status = 'active' ${zones ? 'and zone_no in (select jsonb_array_elements_text($2::text::jsonb)::integer)' : ''}) active
-          group by grouping sets ((zone_no), (zone_no, property_type), (zone_no, bedroom_group), (zone_no, operation))
+                   from ${listings} ${zoneFilter}) active
+          group by grouping sets (${GROUPINGS[figures].sets})
        ) g`,
-    zones ? [country, JSON.stringify(zones)] : [country],
+    params,
   )
   const byZone = new Map<number, GroupRow[]>()
   for (const row of rows) {
@@ -140,15 +174,21 @@ export async function activeFigures(db: Sql, t: ListingsTables, country: Country
   return byZone
 }
 
-/** Per country (only `country` when given) and zone, the listings active 30 days before the market's clock: one pass over the history. */
-export async function pastFigures(db: Sql, t: ListingsTables, country?: Country): Promise<Map<Country, PastFigures>> {
+/**
+ * Per country (only `country` when given) and zone, the listings active 30 days before the market's
+ * clock (or at the instant `then` when given): one pass over the history.
+ */
+export async function pastFigures(db: Sql, t: ListingsTables, country?: Country, then?: Date): Promise<Map<Country, PastFigures>> {
+  const params: unknown[] = []
+  const cut = then ? `$${params.push(then.toISOString())}::timestamptz` : thirtyDaysAgo(t)
+  const countryFilter = country ? `country = $${params.push(country)} and` : ''
   const rows = await db.query<ThenRow & { country: Country }>(
     `select country, zone_no, count(*) as n_active, count(*) filter (where ${SALE}) as n_sale,
             ${mean(`(${middles('ppm2_usd', SALE)})`)} as ppm2
        from ${t.history}
-      where ${country ? 'country = $1 and' : ''} valid_from <= ${thirtyDaysAgo(t)} and (valid_to is null or valid_to > ${thirtyDaysAgo(t)})
+      where ${countryFilter} valid_from <= ${cut} and (valid_to is null or valid_to > ${cut})
       group by country, zone_no`,
-    country ? [country] : [],
+    params,
   )
   const byCountry = new Map<Country, Map<number, ThenRow>>()
   for (const row of rows) {
@@ -157,6 +197,41 @@ export async function pastFigures(db: Sql, t: ListingsTables, country?: Country)
     byCountry.set(row.country, zones)
   }
   return byCountry
+}
+
+/** The time of the first listing event recorded (null on a store without any): no market is known before it. */
+export async function firstListingEvent(db: Sql, t: ListingsTables): Promise<string | null> {
+  const [row] = await db.query<{ first: unknown }>(`select min(at) as first from ${t.touches}`)
+  return row?.first == null ? null : toIso(row.first)
+}
+
+/**
+ * The statistics of the zones of `country` as the market stood at the instant `at` (every event
+ * observed at or before it): the zones seen by then (only `zoneNo` when given), each with the time
+ * of its latest event by then; "30 days ago" counts from the market's clock at `at`. Only `figures`
+ * are computed (see Figures).
+ */
+export async function countryZoneFactsAt(
+  db: Sql,
+  t: ListingsTables,
+  country: Country,
+  at: Date,
+  zoneNo?: number,
+  figures: Figures = 'detail',
+): Promise<CountryZoneFacts> {
+  const [clock] = await db.query<{ clock: unknown }>(`select max(at) as clock from ${t.touches} where at <= $1::timestamptz`, [at.toISOString()])
+  if (clock?.clock == null) return new Map()
+  const then = new Date(Date.parse(toIso(clock.clock)) - 720 * 3_600_000)
+  const zones = await db.query<ZoneRow>(
+    `select zone_no, max(at) as updated_at from ${t.touches}
+      where country = $1 and at <= $2::timestamptz ${zoneNo === undefined ? '' : 'and zone_no = $3'}
+      group by zone_no order by zone_no`,
+    zoneNo === undefined ? [country, at.toISOString()] : [country, at.toISOString(), zoneNo],
+  )
+  const zoneNumbers = zoneNo === undefined ? undefined : [zoneNo]
+  const active = await activeFigures(db, t, country, zoneNumbers, at, figures)
+  const past = figures === 'history' ? new Map() : ((await pastFigures(db, t, country, then)).get(country) ?? new Map())
+  return zoneFactsOf(country, zones, active, past)
 }
 
 /** The statistics of every zone of `country` in the tables `t`. */

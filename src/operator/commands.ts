@@ -4,6 +4,7 @@ import type { OperatorCommand, OperatorContext } from './command.ts'
 import { auditKey } from './commands/audit-key.ts'
 import { auditOwner } from './commands/audit-owner.ts'
 import { auditQuota } from './commands/audit-quota.ts'
+import { auditAnswer } from './commands/audit-answer.ts'
 import { demoSeed } from './commands/demo-seed.ts'
 import { eventsExport } from './commands/events-export.ts'
 import { eventsImport } from './commands/events-import.ts'
@@ -39,6 +40,7 @@ export const operatorCommands: readonly OperatorCommand[] = [
   auditKey,
   auditOwner,
   auditQuota,
+  auditAnswer,
   projectionsStatus,
   projectionsRebuild,
   projectionsDiff,

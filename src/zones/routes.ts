@@ -7,12 +7,21 @@ import { httpInputs } from '../http/inputs.ts'
 import { operation, refusalOf } from '../http/openapi.ts'
 import { CountryParameter } from '../http/parameters.ts'
 import { echo, notFound } from '../shared/errors.ts'
-import { expecting } from '../shared/input-schema.ts'
+import { defaulted, expecting } from '../shared/input-schema.ts'
 import type { Clock } from '../shared/random.ts'
-import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
-import { ZoneDetailResponse, ZonesResponse } from '../domain/market/zone-figures.ts'
+import { ZoneDetailResponse, ZoneHistoryResponse, ZonesResponse } from '../domain/market/zone-figures.ts'
+import { AsOfParameter, asOfProblems, instantAsked, type ZoneAnswers, zoneAsOf, zoneHistory, zonesAsOf } from './point-in-time.ts'
 
-const CountryQuery = Type.Object({ country: CountryParameter })
+/** Months of GET /zone/{slug}/history: 12 unless asked, at most 36. */
+const DEFAULT_MONTHS = 12
+const MAX_MONTHS = 36
+
+const ZoneQuery = Type.Object({ country: CountryParameter, as_of: AsOfParameter })
+const HistoryQuery = Type.Object({
+  country: CountryParameter,
+  months: defaulted(Type.Integer({ minimum: 1, maximum: MAX_MONTHS, description: 'calendar months, the current one included' }), DEFAULT_MONTHS),
+  as_of: AsOfParameter,
+})
 const SlugParams = Type.Object({
   slug: expecting(
     Type.String({ pattern: ZONE_SLUG_PATTERN, description: 'zone, form zona-N (lower case, N from 1, no leading zeros)', examples: ['zona-3'] }),
@@ -20,22 +29,28 @@ const SlugParams = Type.Object({
   ),
 })
 
-const zonesInputs = httpInputs({ query: CountryQuery })
-const zoneInputs = httpInputs({ params: SlugParams, query: CountryQuery })
+const zonesInputs = httpInputs({ query: ZoneQuery, refine: ({ as_of }) => asOfProblems(as_of) })
+const zoneInputs = httpInputs({ params: SlugParams, query: ZoneQuery, refine: ({ as_of }) => asOfProblems(as_of) })
+const historyInputs = httpInputs({ params: SlugParams, query: HistoryQuery, refine: ({ as_of }) => asOfProblems(as_of) })
 
 /** The 404 of a zone the country does not have. */
 export const zoneNotFound = (slug: string, country: Country) => notFound(`no zone ${echo(slug)} in ${country}`)
 
-/** GET /zones and GET /zone/:slug, relative to the API prefix, answered from the prepared zone answers. */
-export function zoneRoutes(deps: { gate: Gate; zones: ReadyZones; clock: Clock }) {
+/**
+ * GET /zones, GET /zone/:slug and GET /zone/:slug/history, relative to the API prefix: answered from
+ * the prepared zone answers, or, for a past instant (`as_of`) and the history, from the read model's
+ * history (src/zones/point-in-time.ts).
+ */
+export function zoneRoutes(deps: { gate: Gate; zones: ZoneAnswers; clock: Clock }) {
   return new Elysia({ name: 'zones' })
     .use(deps.gate)
     .get(
       '/zones',
       async ({ request }) => {
-        const { country } = zonesInputs.read(request.url).query
-        const zones = await deps.zones.zones(country, deps.clock())
-        return { ok: true as const, country, count: zones.length, zones }
+        const { country, as_of } = zonesInputs.read(request.url).query
+        const at = await instantAsked(as_of, deps.clock(), deps.zones)
+        const zones = at ? await zonesAsOf(deps.zones, country, at) : await deps.zones.zones(country, deps.clock())
+        return { ok: true as const, country, ...(at ? { as_of: at.toISOString() } : {}), count: zones.length, zones }
       },
       {
         scope: 'read',
@@ -43,20 +58,22 @@ export function zoneRoutes(deps: { gate: Gate; zones: ReadyZones; clock: Clock }
           operationId: 'listZones',
           tag: 'Market',
           summary: 'Statistics of every zone of a country, by zone number',
-          description: 'Every zone ever seen in the country, by zone number: active listings, medians (price, price per m², days on market) and the 30-day change.',
+          description:
+            'Every zone ever seen in the country, by zone number: active listings, medians (price, price per m², days on market) and the 30-day change; with as_of, as the market stood at that instant.',
           inputs: zonesInputs,
           ok: ZonesResponse,
-          errors: [refusalOf(() => zonesInputs.read('?country=MX'))],
+          errors: [refusalOf(() => zonesInputs.read('?country=MX')), refusalOf(() => zonesInputs.read('?as_of=2026-02-30T00:00:00Z'))],
         }),
       },
     )
     .get(
       '/zone/:slug',
       async ({ request, params }) => {
-        const { params: { slug }, query: { country } } = zoneInputs.read(request.url, params)
-        const detail = await deps.zones.zone(country, slug, deps.clock())
+        const { params: { slug }, query: { country, as_of } } = zoneInputs.read(request.url, params)
+        const at = await instantAsked(as_of, deps.clock(), deps.zones)
+        const detail = at ? await zoneAsOf(deps.zones, country, slug, at) : await deps.zones.zone(country, slug, deps.clock())
         if (!detail) throw zoneNotFound(slug, country)
-        return { ok: true as const, ...detail }
+        return { ok: true as const, ...(at ? { as_of: at.toISOString() } : {}), ...detail }
       },
       {
         scope: 'read',
@@ -64,10 +81,34 @@ export function zoneRoutes(deps: { gate: Gate; zones: ReadyZones; clock: Clock }
           operationId: 'getZone',
           tag: 'Market',
           summary: 'One zone in detail: breakdowns by property type, bedrooms and operation, 30-day change, source mix',
-          description: 'The figures of one zone of a country, with its breakdowns; a zone the country does not have is 404.',
+          description:
+            'The figures of one zone of a country, with its breakdowns; with as_of, as the market stood at that instant; a zone the country does not have (then) is 404.',
           inputs: zoneInputs,
           ok: ZoneDetailResponse,
           errors: [refusalOf(() => zoneInputs.read('?country=xx', { slug: 'zona-01' })), zoneNotFound('zona-99', 'GT')],
+        }),
+      },
+    )
+    .get(
+      '/zone/:slug/history',
+      async ({ request, params }) => {
+        const { params: { slug }, query: { country, months, as_of } } = historyInputs.read(request.url, params)
+        const at = (await instantAsked(as_of, deps.clock(), deps.zones)) ?? deps.clock()
+        const found = await zoneHistory(deps.zones, country, slug, months, at)
+        if (!found) throw zoneNotFound(slug, country)
+        return { ok: true as const, zone: found.zone, slug: found.slug, country, as_of: at.toISOString(), months, history: found.history }
+      },
+      {
+        scope: 'read',
+        detail: operation({
+          operationId: 'getZoneHistory',
+          tag: 'Market',
+          summary: 'Monthly history of one zone: its figures at the end of each calendar month, oldest first',
+          description:
+            "For each of the last `months` calendar months (UTC), the current one included, the zone's figures at the month's end (at the request time, or as_of, for the current month) by the definitions of /zone/{slug}; months before the zone's first listing say so (`listed: false`).",
+          inputs: historyInputs,
+          ok: ZoneHistoryResponse,
+          errors: [refusalOf(() => historyInputs.read('?months=37', { slug: 'zona-1' })), zoneNotFound('zona-99', 'GT')],
         }),
       },
     )

@@ -11,8 +11,10 @@ import { type Json, resolveRefs, schemaValidator } from '../support/openapi.ts'
  * document says: what it allows is served (200, or 404 where the operation documents one), what it
  * forbids is a 400 `invalid_request` naming exactly the bad fields.
  *
- * The one rule outside JSON Schema is the documented reading of query text (info.description):
- * integers are decimal digits without sign or leading zeros, amounts decimal text.
+ * The rules outside JSON Schema: the documented reading of query text (info.description): integers
+ * are decimal digits without sign or leading zeros, amounts decimal text; and an instant (`as_of`,
+ * described "not before the first listing event") is a real calendar time from the market's first
+ * listing event to the time of the request.
  */
 
 const system = await startTestSystem(await openPglite())
@@ -47,6 +49,9 @@ let known: string[] = []
 /** The zone names of each country, so that generated bodies often name a zone their country has. */
 const zonesOf = new Map<string, string[]>()
 let admin = ''
+/** The market's first listing event and the end of the instants generated as allowed (before any request's time). */
+let firstEvent = 0
+let generatedUntil = 0
 beforeAll(async () => {
   await system.run('demo seed', { listings: 112 })
   await system.settle()
@@ -58,7 +63,33 @@ beforeAll(async () => {
     zonesOf.set(country, zones.zones.map((zone) => zone.zone))
   }
   known = [...new Set(known)]
+  const refused = (await (await system.request('/api/v1/zones?as_of=1970-01-01T00:00:00Z', { key: admin })).json()) as { message: string }
+  firstEvent = Date.parse(/the first listing event is at (\S+)\)/.exec(refused.message)![1]!)
+  generatedUntil = Date.now()
 }, 120_000)
+
+/** Whether a parameter is an instant (the documented rule above). */
+const isInstant = (p: Parameter) => /not before the first listing event/.test(p.description ?? '')
+/** Instants a client may ask: from the first listing event to now, in UTC or with an offset. */
+const allowedInstant = () =>
+  fc
+    .tuple(fc.integer({ min: firstEvent, max: generatedUntil }), fc.constantFrom(0, -360, 330), fc.boolean())
+    .map(([ms, offset, millis]) => {
+      const local = new Date(ms + offset * 60_000).toISOString().slice(0, millis ? 23 : 19)
+      const sign = offset < 0 ? '-' : '+'
+      const zone = offset === 0 ? 'Z' : `${sign}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`
+      return millis ? `${local}${zone}` : `${local.slice(0, 19)}${zone}`
+    })
+    .filter((text) => Date.parse(text) >= firstEvent)
+/** Whether text is an instant the server answers: the pattern, a real calendar time, in the market's range. */
+function instantAllowed(schema: Json, text: string): boolean {
+  if (!new RegExp(schema.pattern).test(text)) return false
+  const [year, month, day, hour, minute] = [0, 5, 8, 11, 14].map((at) => Number(text.slice(at, at + (at === 0 ? 4 : 2))))
+  const calendar = new Date(Date.UTC(year!, month! - 1, day!))
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month! - 1 || calendar.getUTCDate() !== day || hour! > 23 || minute! > 59) return false
+  const at = Date.parse(text)
+  return !Number.isNaN(at) && at >= firstEvent && at <= Date.now()
+}
 afterAll(() => system.close())
 
 const randomCase = (text: string) =>
@@ -130,7 +161,7 @@ function target(op: Operation, sent: Sent, repeated: string[] = [], plus = false
 /** Parameters the document allows, as text: every required one, some optional ones, ordered pairs in order. */
 function allowedParameters(op: Operation): fc.Arbitrary<Sent> {
   const entries = op.parameters.map((p) => {
-    const text = allowed(p.schema).map(textOfValue)
+    const text = isInstant(p) ? allowedInstant() : allowed(p.schema).map(textOfValue)
     return [p.name, p.required ? text : fc.option(text, { nil: undefined })] as const
   })
   return fc.record(Object.fromEntries(entries)).map((values) => {
@@ -144,7 +175,9 @@ function allowedParameters(op: Operation): fc.Arbitrary<Sent> {
 
 /** The parameters the document forbids in `sent`: by each schema, then by the ordered pairs. */
 function forbiddenParameters(op: Operation, sent: Sent): { fields: string[]; pair: string[] } {
-  const fields = op.parameters.filter((p) => p.name in sent && !ajv.validate(p.schema, valueOfText(p.schema, sent[p.name]!))).map((p) => p.name)
+  const fields = op.parameters
+    .filter((p) => p.name in sent && !(isInstant(p) ? instantAllowed(p.schema, sent[p.name]!) : ajv.validate(p.schema, valueOfText(p.schema, sent[p.name]!))))
+    .map((p) => p.name)
   const pair = orderedPairs(op).find(
     ({ low, high }) => low in sent && high in sent && !fields.includes(low) && !fields.includes(high) && Number(sent[low]) > Number(sent[high]),
   )
@@ -229,7 +262,9 @@ for (const op of operations) {
       const queryParameters = op.parameters.filter((p) => p.in === 'query')
       if (queryParameters.length > 0) {
         test('refuses a query parameter given twice, even with an allowed value, naming it', async () => {
-          const twice = fc.constantFrom(...queryParameters).chain((p) => allowed(p.schema).map((value) => ({ name: p.name, text: textOfValue(value) })))
+          const twice = fc
+            .constantFrom(...queryParameters)
+            .chain((p) => (isInstant(p) ? allowedInstant() : allowed(p.schema).map(textOfValue)).map((text) => ({ name: p.name, text })))
           await fc.assert(
             fc.asyncProperty(allowedParameters(op), twice, async (sent, twice) => {
               const request = { ...sent, [twice.name]: sent[twice.name] ?? twice.text }

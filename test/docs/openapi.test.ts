@@ -85,7 +85,7 @@ describe('the OpenAPI document', () => {
       .flatMap(([path, methods]) => Object.entries(methods as Json).map(([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope']}`))
       .sort()
     expect(documented).toEqual(declared)
-    expect(documented).toHaveLength(5 + PERSONA_IDS.length)
+    expect(documented).toHaveLength(6 + PERSONA_IDS.length)
     for (const methods of Object.values(document.paths as Json)) {
       for (const op of Object.values(methods as Json)) {
         expect(op.security).toEqual([{ apiKey: [op['x-required-scope']] }])
@@ -113,6 +113,11 @@ describe('the OpenAPI document', () => {
       ['get', '/api/v1/zone/{slug}', () => get('/api/v1/zone/zona-3?country=PA', keys.pro)],
       ['get', '/api/v1/zone/{slug}', () => get('/api/v1/zone/zona-99', keys.pro)],
       ['get', '/api/v1/zone/{slug}', () => get('/api/v1/zone/three', keys.pro)],
+      ['get', '/api/v1/zones', () => get('/api/v1/zones?country=PA&as_of=2026-04-01T00:00:00Z', keys.pro)],
+      ['get', '/api/v1/zones', () => get('/api/v1/zones?as_of=2999-01-01T00:00:00Z', keys.pro)],
+      ['get', '/api/v1/zone/{slug}/history', () => get('/api/v1/zone/zona-3/history?country=PA&months=3', keys.pro)],
+      ['get', '/api/v1/zone/{slug}/history', () => get('/api/v1/zone/zona-99/history', keys.pro)],
+      ['get', '/api/v1/zone/{slug}/history', () => get('/api/v1/zone/zona-3/history?months=40', keys.pro)],
       ['get', '/api/v1/listings', () => get('/api/v1/listings?country=GT&operation=venta&limit=5', keys.pro)],
       ['get', '/api/v1/listings', () => get('/api/v1/listings?limit=0&sort=cheap', keys.pro)],
       ['get', '/api/v1/briefings/personas', () => get('/api/v1/briefings/personas', keys.pro)],

@@ -43,9 +43,11 @@ describe('the API as its users meet it: the reference page and a typed client, o
     expect(compiled, compiled.out).toMatchObject({ code: 0 })
     const report = await run(BUN, ['examples/client/market-report.ts', 'CR'], { MIRADOR_URL: server.url, MIRADOR_KEY: key })
     expect(report.code, report.out).toBe(0)
-    const [zones, listings, briefing] = report.out.trim().split('\n').map((line) => JSON.parse(line))
+    const [zones, history, listings, briefing] = report.out.trim().split('\n').map((line) => JSON.parse(line))
     expect(zones).toMatchObject({ country: 'CR', zones: expect.any(Number), cheapest_per_m2: expect.stringMatching(/^Zona \d+$/) })
     expect(zones.zones).toBeGreaterThanOrEqual(12)
+    expect(history).toMatchObject({ zone: zones.cheapest_per_m2, months: expect.any(Number), median_ppm2_usd: expect.any(Array) })
+    expect(history.months).toBeGreaterThanOrEqual(6)
     expect(listings.sales).toBeGreaterThan(0)
     expect(listings.cheapest_sale).toMatchObject({ id: expect.any(String), price_usd: expect.any(Number) })
     expect(briefing).toMatchObject({ zone: zones.cheapest_per_m2, verdict: expect.stringMatching(/^(BUY|HOLD|AVOID)$/), quota_used: 1 })
@@ -71,7 +73,7 @@ describe('the API as its users meet it: the reference page and a typed client, o
 
       await page.goto(`${server.url}/docs`)
       const operations = page.locator('.opblock')
-      const paths = ['/api/v1/briefings/personas', ...PERSONA_IDS.map((id) => `/api/v1/briefings/${id}`), '/api/v1/health', '/api/v1/listings', '/api/v1/zone/{slug}', '/api/v1/zones']
+      const paths = ['/api/v1/briefings/personas', ...PERSONA_IDS.map((id) => `/api/v1/briefings/${id}`), '/api/v1/health', '/api/v1/listings', '/api/v1/zone/{slug}', '/api/v1/zone/{slug}/history', '/api/v1/zones']
       await operations.nth(paths.length - 1).waitFor()
       expect(await operations.count()).toBe(paths.length)
       const listed = (await page.locator('.opblock-summary-path').allInnerTexts()).map((text) => text.replace(/\u200b/g, '').trim())

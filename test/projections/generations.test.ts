@@ -137,7 +137,7 @@ for (const target of databaseTargets('projection generations')) {
           expect(pruned).toEqual({
             projection: 'listings',
             dropped: ['v1.1'],
-            tables: ['listings_v1', 'listing_history_v1', 'listing_zones_v1'],
+            tables: ['listings_v1', 'listing_history_v1', 'listing_zones_v1', 'listing_zone_touches_v1'],
             kept: ['v3.1'],
           })
           expect(await tableExists(db, 'listings_v1')).toBe(false)

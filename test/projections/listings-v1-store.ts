@@ -5,11 +5,17 @@ import type { EventStore } from '../../src/eventstore/port.ts'
 /**
  * A store as version 1 of the listings projection left it, before generations existed: tables
  * `listings_v1`, `listing_history_v1`, `listing_zones_v1` whose price per m² is rounded to the cent
- * per listing, and the checkpoint in `mirador_checkpoints` under `listings_v1`. Version 1 differed
- * from version 2 only in those two column definitions, so its rows are the current projection's
- * statements applied to version 1's DDL.
+ * per listing, and the checkpoint in `mirador_checkpoints` under `listings_v1`. Its rows are the
+ * current projection's statements applied to the current DDL with version 1's two column
+ * definitions: the columns and table later versions added (history's type, bedrooms, source and
+ * listing time; touches) are there too, and nothing that reads version 1 reads them.
  */
-export const V1_TABLES: ListingsTables = { listings: 'listings_v1', history: 'listing_history_v1', zones: 'listing_zones_v1' }
+export const V1_TABLES: ListingsTables = {
+  listings: 'listings_v1',
+  history: 'listing_history_v1',
+  zones: 'listing_zones_v1',
+  touches: 'listing_zone_touches_v1',
+}
 
 function v1Schema(): string[] {
   const current = listingsProjection.schema(V1_TABLES)

@@ -1,4 +1,4 @@
-import { listingsProjection } from '../../projections/listings/projection.ts'
+import { type ListingsTables, listingsProjection } from '../../projections/listings/projection.ts'
 import { type Projection, sql } from '../../projections/engine/projection.ts'
 import type { FeedRecord } from '../../src/domain/listings/feed.ts'
 import { type Listing, listingDecider, type ListingEvent, listingEventId, listingStream, untracked } from '../../src/domain/listings/listing.ts'
@@ -8,7 +8,8 @@ import type { EventStore, RecordedEvent } from '../../src/eventstore/port.ts'
 /**
  * A store as the code before exact money left it: listing events whose `price_usd` the ingestion
  * rounded in floating point (`priceLocal * 100 / rate`), and version 2 of the listings read model,
- * which took each event's `price_usd` as recorded. Version 2 differed from version 3 only there.
+ * which took each event's `price_usd` as recorded (built with version 3's tables: version 2's, plus
+ * what version 3 added for answers as of a past instant, which the comparison does not read).
  */
 
 /** The conversion before exact money (src/domain/market/fx.ts then). */
@@ -50,7 +51,7 @@ const isPriced = (event: RecordedEvent) => event.type === 'ListingIngested' || e
 type Priced = { listing_id: string; price_local: number; fx_rate: number; price_usd: number }
 
 /** Version 3's statements over prices in USD at rate 1 (so its exact conversion keeps the recorded `price_usd`), then the recorded local price and rate put back. */
-function v2Batch(events: readonly RecordedEvent[], t: Record<'listings' | 'history' | 'zones', string>) {
+function v2Batch(events: readonly RecordedEvent[], t: ListingsTables) {
   const recorded = new Map<string, Omit<Priced, 'price_usd'>>()
   const asUsd = events.map((event) => {
     if (!isPriced(event)) return event
@@ -67,7 +68,7 @@ function v2Batch(events: readonly RecordedEvent[], t: Record<'listings' | 'histo
   return [...listingsProjection.applyBatch!(asUsd, t), ...(recorded.size > 0 ? [restore] : [])]
 }
 
-export const listingsV2: Projection<'listings' | 'history' | 'zones'> = {
+export const listingsV2: Projection<keyof ListingsTables> = {
   ...listingsProjection,
   version: 2,
   apply: (event, t) => v2Batch([event], t),

@@ -4,7 +4,9 @@ import type { FeedRecord } from '../../src/domain/listings/feed.ts'
 import { ListingInventory } from '../../projections/listings/inventory.ts'
 import { listingSearchOf } from '../../src/listings/search-query.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
-import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
+import { COUNTRIES, type Country } from '../../src/domain/market/vocabulary.ts'
+import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
+import { zoneAsOf, zoneHistory, zonesAsOf } from '../../src/zones/point-in-time.ts'
 import { listingId } from '../../src/domain/listings/listing.ts'
 import { getZoneDetail, listZones } from '../support/sql-zone-answers.ts'
 import { listingsProjection } from '../../projections/listings/projection.ts'
@@ -74,12 +76,12 @@ const ownFigures = (listings: Snapshot[]) => ({
   median_price_usd: medianUsd(listings.map((l) => cents(l.priceCents))),
 })
 
-const medianDom = (listings: Snapshot[]): number | null => {
+const medianDom = (listings: Snapshot[], at: number): number | null => {
   if (listings.length < 3) return null
-  const ages = listings.map((l) => NOW.getTime() - l.listedMs).sort((a, b) => a - b)
+  const ages = listings.map((l) => at - l.listedMs).sort((a, b) => a - b)
   const mid = ages.length >> 1
   const median = ages.length % 2 === 1 ? ages[mid]! : (ages[mid - 1]! + ages[mid]!) / 2
-  return Math.round(median / (DAY / 10)) / 10
+  return Math.max(0, Math.round(median / (DAY / 10)) / 10)
 }
 
 const pct = (now: number | null, then: number | null) => {
@@ -88,6 +90,104 @@ const pct = (now: number | null, then: number | null) => {
   const scaled = (Math.abs(delta) * 10_000) / Math.round(then * 100)
   return (Math.sign(delta) * Math.round(scaled)) / 100
 }
+
+type Served = { zones(country: Country): Promise<ZoneSummary[]>; zone(country: Country, slug: string): Promise<ZoneDetail | null> }
+
+/**
+ * Checks every zone of every country as `served` answers them against the raw feed as it stood at
+ * `at` (the lines observed at or before it; days on market at `at`); returns the medians compared.
+ */
+async function expectMarketAt(allRecords: readonly FeedRecord[], at: number, served: Served): Promise<number> {
+  const records = allRecords.filter((r) => Date.parse(r.observed_at) <= at)
+  const latestEvent = Math.max(...records.map((r) => Date.parse(r.observed_at)))
+  const now = activeAt(records, at)
+  const then = activeAt(records, latestEvent - 30 * DAY)
+  let nonNullMedians = 0
+
+  for (const country of COUNTRIES) {
+    const zoneNumbers = [...new Set(records.filter((r) => r.country === country).map((r) => Number(r.zone.slice(5))))].sort(
+      (a, b) => a - b,
+    )
+    const inZone = (list: Snapshot[], n: number) => list.filter((l) => l.record.country === country && l.record.zone === `Zona ${n}`)
+    const updatedAt = (n: number) =>
+      new Date(
+        Math.max(...records.filter((r) => r.country === country && r.zone === `Zona ${n}`).map((r) => Date.parse(r.observed_at))),
+      ).toISOString()
+
+    const expectedZones = zoneNumbers.map((n) => {
+      const active = inZone(now, n)
+      const overall = saleFigures(active)
+      return {
+        zone: `Zona ${n}`,
+        slug: `zona-${n}`,
+        median_ppm2_usd: overall.median_ppm2_usd,
+        n_active: active.length,
+        n_sale: overall.n_sale,
+        median_dom: medianDom(active, at),
+        median_price_usd: overall.median_price_usd,
+        change_30d_pct: pct(overall.median_ppm2_usd, saleFigures(inZone(then, n)).median_ppm2_usd),
+        updated_at: updatedAt(n),
+      }
+    })
+    expect(await served.zones(country)).toEqual(expectedZones)
+
+    for (const n of zoneNumbers) {
+      const active = inZone(now, n)
+      const activeThen = inZone(then, n)
+      const overall = saleFigures(active)
+      const thenSales = saleFigures(activeThen)
+      const thenPpm2 = thenSales.median_ppm2_usd
+      const brokers = active.filter((l) => l.record.source === 'broker').length
+      const detail = await served.zone(country, `zona-${n}`)
+      expect(detail).toEqual({
+        zone: `Zona ${n}`,
+        slug: `zona-${n}`,
+        country,
+        ...overall,
+        median_dom: medianDom(active, at),
+        by_property_type: ['Apartamento', 'Casa', 'Terreno', 'Oficina', 'Local', 'Bodega'].map((t) => ({
+          property_type: t,
+          ...saleFigures(active.filter((l) => l.record.property_type === t)),
+        })),
+        by_bedrooms: ['0', '1', '2', '3', '4+'].map((b) => ({
+          bedrooms: b,
+          ...saleFigures(active.filter((l) => (l.record.bedrooms >= 4 ? '4+' : String(l.record.bedrooms)) === b)),
+        })),
+        by_operation: ['Venta', 'Renta'].map((o) => ({
+          operation: o,
+          ...ownFigures(active.filter((l) => l.record.operation === o)),
+        })),
+        change_30d: {
+          median_ppm2_usd_now: overall.median_ppm2_usd,
+          median_ppm2_usd_then: thenPpm2,
+          pct: pct(overall.median_ppm2_usd, thenPpm2),
+          n_active_now: active.length,
+          n_active_then: activeThen.length,
+          n_sale_now: overall.n_sale,
+          n_sale_then: thenSales.n_sale,
+        },
+        source_mix: [
+          { source: 'broker', n: brokers, share: expect.any(Number) },
+          { source: 'scraped', n: active.length - brokers, share: expect.any(Number) },
+        ],
+        updated_at: updatedAt(n),
+      })
+      const [broker, scraped] = detail!.source_mix
+      if (active.length > 0) {
+        expect(broker!.share + scraped!.share).toBe(1)
+        expect(Math.abs(broker!.share - brokers / active.length)).toBeLessThanOrEqual(0.00005 + 1e-12)
+      } else {
+        expect([broker!.share, scraped!.share]).toEqual([0, 0])
+      }
+      nonNullMedians += [detail!, ...detail!.by_property_type, ...detail!.by_bedrooms, ...detail!.by_operation].filter(
+        (f) => f.median_ppm2_usd !== null,
+      ).length
+      if (detail!.change_30d.pct !== null) nonNullMedians += 1
+    }
+  }
+  return nonNullMedians
+}
+
 
 for (const target of databaseTargets('zone statistics oracle')) {
   describe(`zone statistics oracle on ${target.name}`, () => {
@@ -98,95 +198,50 @@ for (const target of databaseTargets('zone statistics oracle')) {
     afterAll(async () => market?.close())
 
     it('serves for every zone exactly what the raw feed says: medians, counts, breakdowns, source mix, 30-day change', async () => {
-      const { records } = market
-      const latestEvent = Math.max(...records.map((r) => Date.parse(r.observed_at)))
-      const now = activeAt(records, Number.POSITIVE_INFINITY)
-      const then = activeAt(records, latestEvent - 30 * DAY)
-      let nonNullMedians = 0
+      const served: Served = { zones: (country) => market.zones.zones(country, NOW), zone: (country, slug) => market.zones.zone(country, slug, NOW) }
+      // The market now: every line (the latest is before NOW).
+      expect(await expectMarketAt(market.records, NOW.getTime(), served)).toBeGreaterThan(300)
+    })
 
-      for (const country of COUNTRIES) {
-        const zoneNumbers = [...new Set(records.filter((r) => r.country === country).map((r) => Number(r.zone.slice(5))))].sort(
-          (a, b) => a - b,
-        )
-        const inZone = (list: Snapshot[], n: number) => list.filter((l) => l.record.country === country && l.record.zone === `Zona ${n}`)
-        const updatedAt = (n: number) =>
-          new Date(
-            Math.max(...records.filter((r) => r.country === country && r.zone === `Zona ${n}`).map((r) => Date.parse(r.observed_at))),
-          ).toISOString()
-
-        const expectedZones = zoneNumbers.map((n) => {
-          const active = inZone(now, n)
-          const overall = saleFigures(active)
-          return {
-            zone: `Zona ${n}`,
-            slug: `zona-${n}`,
-            median_ppm2_usd: overall.median_ppm2_usd,
-            n_active: active.length,
-            n_sale: overall.n_sale,
-            median_dom: medianDom(active),
-            median_price_usd: overall.median_price_usd,
-            change_30d_pct: pct(overall.median_ppm2_usd, saleFigures(inZone(then, n)).median_ppm2_usd),
-            updated_at: updatedAt(n),
-          }
+    it('answers as_of any instant exactly what the raw feed said by then, days on market counted at that instant', async () => {
+      const instants = [ANCHOR.getTime() - 150 * DAY + 7_777, ANCHOR.getTime() - 61 * DAY, ANCHOR.getTime() - 30 * DAY - 1, ANCHOR.getTime() - 2 * DAY, NOW.getTime()]
+      let medians = 0
+      for (const at of instants) {
+        const when = new Date(at)
+        medians += await expectMarketAt(market.records, at, {
+          zones: (country) => zonesAsOf(market.zones, country, when),
+          zone: (country, slug) => zoneAsOf(market.zones, country, slug, when),
         })
-        expect(await market.zones.zones(country, NOW)).toEqual(expectedZones)
-
-        for (const n of zoneNumbers) {
-          const active = inZone(now, n)
-          const activeThen = inZone(then, n)
-          const overall = saleFigures(active)
-          const thenSales = saleFigures(activeThen)
-          const thenPpm2 = thenSales.median_ppm2_usd
-          const brokers = active.filter((l) => l.record.source === 'broker').length
-          const detail = await market.zones.zone(country, `zona-${n}`, NOW)
-          expect(detail).toEqual({
-            zone: `Zona ${n}`,
-            slug: `zona-${n}`,
-            country,
-            ...overall,
-            median_dom: medianDom(active),
-            by_property_type: ['Apartamento', 'Casa', 'Terreno', 'Oficina', 'Local', 'Bodega'].map((t) => ({
-              property_type: t,
-              ...saleFigures(active.filter((l) => l.record.property_type === t)),
-            })),
-            by_bedrooms: ['0', '1', '2', '3', '4+'].map((b) => ({
-              bedrooms: b,
-              ...saleFigures(active.filter((l) => (l.record.bedrooms >= 4 ? '4+' : String(l.record.bedrooms)) === b)),
-            })),
-            by_operation: ['Venta', 'Renta'].map((o) => ({
-              operation: o,
-              ...ownFigures(active.filter((l) => l.record.operation === o)),
-            })),
-            change_30d: {
-              median_ppm2_usd_now: overall.median_ppm2_usd,
-              median_ppm2_usd_then: thenPpm2,
-              pct: pct(overall.median_ppm2_usd, thenPpm2),
-              n_active_now: active.length,
-              n_active_then: activeThen.length,
-              n_sale_now: overall.n_sale,
-              n_sale_then: thenSales.n_sale,
-            },
-            source_mix: [
-              { source: 'broker', n: brokers, share: expect.any(Number) },
-              { source: 'scraped', n: active.length - brokers, share: expect.any(Number) },
-            ],
-            updated_at: updatedAt(n),
-          })
-          const [broker, scraped] = detail!.source_mix
-          if (active.length > 0) {
-            expect(broker!.share + scraped!.share).toBe(1)
-            expect(Math.abs(broker!.share - brokers / active.length)).toBeLessThanOrEqual(0.00005 + 1e-12)
-          } else {
-            expect([broker!.share, scraped!.share]).toEqual([0, 0])
-          }
-          nonNullMedians += [detail!, ...detail!.by_property_type, ...detail!.by_bedrooms, ...detail!.by_operation].filter(
-            (f) => f.median_ppm2_usd !== null,
-          ).length
-          if (detail!.change_30d.pct !== null) nonNullMedians += 1
-        }
       }
-      // The comparison above is meaningful only if the market is dense enough to publish medians.
-      expect(nonNullMedians).toBeGreaterThan(300)
+      expect(medians).toBeGreaterThan(800)
+    })
+
+    it('answers the monthly history of a zone as its figures at each month\'s end', async () => {
+      let known = 0
+      for (const [country, slug] of [['GT', 'zona-1'], ['CR', 'zona-3'], ['BR', 'zona-7']] as const) {
+        const found = await zoneHistory(market.zones, country, slug, 8, NOW)
+        expect(found!.history.map((m) => m.month)).toEqual(['2025-10', '2025-11', '2025-12', '2026-01', '2026-02', '2026-03', '2026-04', '2026-05'])
+        for (const month of found!.history) {
+          const at = Date.parse(month.at)
+          expect(month.at).toBe(month.month === '2026-05' ? NOW.toISOString() : new Date(Date.UTC(Number(month.month.slice(0, 4)), Number(month.month.slice(5)), 1) - 1).toISOString())
+          const n = Number(slug.slice(5))
+          const listed = market.records.some((r) => r.country === country && r.zone === `Zona ${n}` && Date.parse(r.observed_at) <= at)
+          const active = activeAt(market.records, at).filter((l) => l.record.country === country && l.record.zone === `Zona ${n}`)
+          const rents = ownFigures(active.filter((l) => l.record.operation === 'Renta'))
+          const sales = saleFigures(active)
+          expect(month).toEqual({
+            month: month.month,
+            at: month.at,
+            listed,
+            ...(listed
+              ? { ...sales, median_rent_usd: rents.median_price_usd, median_rent_ppm2_usd: rents.median_ppm2_usd, median_dom: medianDom(active, at) }
+              : { n_active: null, n_sale: null, median_ppm2_usd: null, median_price_usd: null, median_rent_usd: null, median_rent_ppm2_usd: null, median_dom: null }),
+          })
+          if (listed) known += 1
+        }
+        expect(found!.history.some((m) => !m.listed)).toBe(true)
+      }
+      expect(known).toBeGreaterThan(10)
     })
 
     it('serves each public listing\'s price in USD and per m² as the exact conversion, half cents rounded up', async () => {

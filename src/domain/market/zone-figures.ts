@@ -61,11 +61,53 @@ export const ZoneDetail = Type.Object({
 })
 export type ZoneDetail = Static<typeof ZoneDetail>
 
+/** The instant an answer is for, when a past one was asked (`as_of`). */
+const AsOfAnswered = Type.Optional(Type.String({ description: 'the instant asked (as_of), when given: the market as it stood then' }))
+
 export const ZonesResponse = Type.Object({
   ok: Type.Literal(true),
   country: Country,
+  as_of: AsOfAnswered,
   count: Type.Integer(),
   zones: Type.Array(ZoneSummary),
 })
 
-export const ZoneDetailResponse = Type.Composite([Type.Object({ ok: Type.Literal(true) }), ZoneDetail])
+export const ZoneDetailResponse = Type.Composite([
+  Type.Object({ ok: Type.Literal(true), as_of: AsOfAnswered }),
+  ZoneDetail,
+])
+
+/** One month of GET /zone/{slug}/history: the zone's figures at the month's end (or at the instant asked, for its own month). */
+export const ZoneHistoryMonth = Type.Object({
+  month: Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'calendar month (UTC), YYYY-MM' }),
+  at: Type.String({ description: "the instant the figures are for: the month's last millisecond, or the instant asked for its own month" }),
+  listed: Type.Boolean({ description: 'false before the zone had any listing: its figures are then null, not zeros' }),
+  n_active: Type.Union([Type.Integer(), Type.Null()], { description: 'active listings, every operation and source' }),
+  n_sale: Type.Union([Type.Integer(), Type.Null()], { description: 'active Venta listings' }),
+  median_ppm2_usd: Type.Union([Type.Number(), Type.Null()], { description: 'median USD per m² of the Venta listings' }),
+  median_price_usd: Type.Union([Type.Number(), Type.Null()], { description: 'median price in USD of the Venta listings' }),
+  median_rent_usd: Type.Union([Type.Number(), Type.Null()], { description: 'median monthly rent in USD of the Renta listings' }),
+  median_rent_ppm2_usd: Type.Union([Type.Number(), Type.Null()], { description: 'median monthly rent per m² in USD of the Renta listings' }),
+  median_dom: Type.Union([Type.Number(), Type.Null()], { description: 'median days on market of the active listings at `at`' }),
+})
+export type ZoneHistoryMonth = Static<typeof ZoneHistoryMonth>
+
+export const ZoneHistoryResponse = Type.Object({
+  ok: Type.Literal(true),
+  zone: Type.String(),
+  slug: Type.String(),
+  country: Country,
+  as_of: Type.String({ description: 'the instant of the last month: the request time, or as_of' }),
+  months: Type.Integer(),
+  history: Type.Array(ZoneHistoryMonth, { description: 'one entry per calendar month, oldest first' }),
+})
+
+/** The last `months` calendar months (UTC) up to `at`'s, oldest first, each with the instant of its figures: its last millisecond, or `at` for `at`'s own month. */
+export function monthEnds(at: Date, months: number): { month: string; at: Date }[] {
+  const [year, month] = [at.getUTCFullYear(), at.getUTCMonth()]
+  return Array.from({ length: months }, (_, i) => {
+    const start = new Date(Date.UTC(year, month - (months - 1 - i), 1))
+    const next = Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)
+    return { month: start.toISOString().slice(0, 7), at: i === months - 1 ? at : new Date(next - 1) }
+  })
+}

@@ -1,0 +1,56 @@
+import { Elysia } from 'elysia'
+import { withListingsAsRecorded } from '../../projections/listings/as-recorded.ts'
+import { countryZoneFacts, countryZoneFactsAt, firstListingEvent, zoneDetailAt, zonesAt } from '../../projections/listings/zone-statistics.ts'
+import type { Db } from '../db/port.ts'
+import { formatApiKey, hashApiKey } from '../domain/keys/api-key.ts'
+import type { EventStore } from '../eventstore/port.ts'
+import type { KeyLookup } from '../http/authenticate.ts'
+import { errorPlugin } from '../http/errors.ts'
+import { gate } from '../http/gate.ts'
+import { defaultRateLimits, type RateLimiter } from '../ratelimit/port.ts'
+import { AppError } from '../shared/errors.ts'
+import type { ZoneAnswers } from '../zones/point-in-time.ts'
+import { zoneRoutes } from '../zones/routes.ts'
+
+/** The GET paths `audit answer` reproduces: the zone statistics, now and as of a past instant. */
+const ANSWERED = /^\/api\/v1\/(zones|zone\/[^/?]+(\/history)?)(\?.*)?$/
+
+export type RecordedAnswer = { path: string; until: string; status: number; body: string }
+
+/**
+ * What the API answered (would have answered) to GET `path` at `until`, from the events recorded by
+ * then: the listings read model rebuilt from them alone, the zone routes themselves answering with
+ * `until` as the time of the request, the body as the bytes sent. The caller's key does not change
+ * a zone answer, so the route is called with an admin key known only here.
+ */
+export async function answerAsRecorded(db: Db, store: EventStore, path: string, until: Date): Promise<RecordedAnswer> {
+  if (!ANSWERED.test(path)) {
+    throw new AppError('invalid_request', `audit answer reproduces GET /api/v1/zones, /api/v1/zone/{slug} and /api/v1/zone/{slug}/history, not ${path}`)
+  }
+  return withListingsAsRecorded(db, store, until, async (sql, t) => {
+    const zones: ZoneAnswers = {
+      zones: async (country, now) => zonesAt(await countryZoneFacts(sql, t, country), now),
+      zone: async (country, slug, now) => zoneDetailAt(await countryZoneFacts(sql, t, country), slug, now),
+      factsAt: (country, at, zoneNo, figures) => countryZoneFactsAt(sql, t, country, at, zoneNo, figures),
+      firstEvent: () => firstListingEvent(sql, t),
+    }
+    const key = formatApiKey('AuditAnswerKey000000000000000000')
+    const keys: KeyLookup = {
+      key: (hash) => (hash === hashApiKey(key) ? { keyId: 'key_auditanswer0', ownerId: 'audit', scopes: ['read'], status: 'active' } : undefined),
+      owner: (id) => (id === 'audit' ? { tier: 'admin', status: 'active' } : undefined),
+    }
+    // An admin key is never counted: the gate does not call the limiter.
+    const uncounted: RateLimiter = {
+      hit: () => {
+        throw new Error('audit answer: an admin request was counted')
+      },
+      close: async () => {},
+    }
+    const clock = () => until
+    const app = new Elysia()
+      .use(errorPlugin({ info() {}, error() {} }))
+      .group('/api/v1', (api) => api.use(zoneRoutes({ gate: gate({ keys, limiter: uncounted, limits: defaultRateLimits, clock }), zones, clock })))
+    const response = await app.handle(new Request(`http://audit${path}`, { headers: { authorization: `Bearer ${key}` } }))
+    return { path, until: until.toISOString(), status: response.status, body: await response.text() }
+  })
+}
