@@ -20,6 +20,7 @@ import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { briefingServiceOn, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage } from './system.ts'
+import { isWriteToClosedConnection } from './db/postgres.ts'
 import { asRequest, Dependency, type DependencyLog, isUnavailable } from './runtime/dependency.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
 
@@ -34,6 +35,13 @@ const reportError = (error: unknown) => {
   if (!isUnavailable(error)) log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
 }
 const dependencyLog: DependencyLog = (event, fields) => log.info(event, fields)
+// Any other uncaught error ends the process as it would without this handler.
+process.on('uncaughtException', (error) => {
+  if (isWriteToClosedConnection(error)) return
+  log.error('uncaught_error', { error: messageOf(error), stack: error.stack })
+  log.flush()
+  process.exit(1)
+})
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 function refuseToStart(message: string, code = 1): never {
