@@ -22,6 +22,7 @@ import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { briefingServiceOn, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage } from './system.ts'
+import { isWriteToClosedConnection } from './db/postgres.ts'
 import { asRequest, Dependency, type DependencyLog, isUnavailable } from './runtime/dependency.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
 import { metricsHandler, prometheusMetrics } from './metrics/prometheus.ts'
@@ -76,6 +77,13 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
   setInterval(log.flush, LOG_FLUSH_MS).unref()
   // Every way out (shutdown, refusal to start, a crash) writes what is still buffered.
   process.on('exit', log.flush)
+  // Any other uncaught error ends the process as it would without this handler.
+  process.on('uncaughtException', (error) => {
+    if (isWriteToClosedConnection(error)) return
+    log.error('uncaught_error', { error: messageOf(error), stack: error.stack })
+    log.flush()
+    process.exit(1)
+  })
 
   const started = Date.now()
   let config: ReturnType<typeof loadConfig>

@@ -58,6 +58,12 @@ export type Storage = {
   close(): Promise<void>
 }
 
+/**
+ * The dependencies a storage keeps (its `db` already watched by `database`), none for an embedded
+ * store; `probeDb`: the database's own connection for the monitor's probes (closed with the storage).
+ */
+type StorageWatch = { database: Dependency; events: Dependency; probeDb?: Db }
+
 /** Where the embedded store keeps its files inside DATA_DIR. */
 export const embeddedStoreDir = (dataDir: string) => join(dataDir, 'pglite')
 /** Whether DATA_DIR already holds an embedded store (PostgreSQL writes PG_VERSION first thing). */
@@ -75,15 +81,19 @@ export async function openStorage(
 ): Promise<Storage> {
   let db: Db
   // A server can go away: its calls are watched (bounded within requests, outages answered 503).
-  const watch = config.databaseUrl || config.esdbConnectionString ? { database: new Dependency('read-model database', log), events: new Dependency('event store', log) } : undefined
+  const dependencies = { database: new Dependency('read-model database', log), events: new Dependency('event store', log) }
+  let watch: StorageWatch | undefined
   if (config.databaseUrl) {
-    db = watchedDb(await openPostgres(config.databaseUrl), watch!.database)
+    // Probed on a connection of its own, so that a busy pool is not taken for an absent server.
+    watch = { ...dependencies, probeDb: await openPostgres(config.databaseUrl, { max: 1 }) }
+    db = watchedDb(await openPostgres(config.databaseUrl), dependencies.database)
   } else {
     preparePrivateDataDir(config.dataDir)
     db = await openPglite(embeddedStoreDir(config.dataDir))
   }
   try {
     const { singleStreamAppends } = config
+    if (config.esdbConnectionString) watch ??= dependencies
     if (!config.esdbConnectionString) {
       return await storageOn(db, { onError, batches: singleStreamAppends ? 'stream-by-stream' : 'all-or-nothing', watch, metrics })
     }
@@ -91,6 +101,7 @@ export async function openStorage(
     return { ...(await storageOn(db, { eventStore, onError, watch, metrics })), eventServer: eventStore.server }
   } catch (error) {
     await db.close()
+    await watch?.probeDb?.close()
     throw error
   }
 }
@@ -115,8 +126,7 @@ export async function storageOn(
     eventStore?: EventStore
     batches?: BatchGuarantee
     onError?: (error: unknown) => void
-    /** The dependencies to keep (`db` already watched by `database`); none for an embedded store. */
-    watch?: { database: Dependency; events: Dependency }
+    watch?: StorageWatch
     metrics?: Metrics
   } = {},
 ): Promise<Storage> {
@@ -143,8 +153,8 @@ export async function storageOn(
     eventServer: null,
     dependencies: watch
       ? [
-          { dependency: watch.events, probe: () => store.headPosition() },
-          { dependency: watch.database, probe: () => db.query('select 1') },
+          { dependency: watch.events, probe: options.eventStore || !watch.probeDb ? () => unwatched.headPosition() : () => watch.probeDb!.query('select 1') },
+          ...(watch.probeDb ? [{ dependency: watch.database, probe: () => watch.probeDb!.query('select 1') }] : []),
         ]
       : [],
     async close() {
@@ -152,6 +162,7 @@ export async function storageOn(
       await live.stop()
       await store.close()
       await db.close()
+      await watch?.probeDb?.close()
     },
   }
 }

@@ -8,6 +8,7 @@ import { type Briefed, type BriefingServiceDeps, type Caller, unknownPersona } f
 import { answering } from './answering.ts'
 import { QuotaLedger } from './ledger.ts'
 import { keyRounds } from './under-key.ts'
+import { nextTurn } from '../runtime/dependency.ts'
 
 export type BriefingService = {
   /**
@@ -49,6 +50,7 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
         await running.catch(() => {})
         continue
       }
+      nextTurn()
       const outcome = round(stream, request, persona, input, cacheKey, caller)
       keysInFlight.set(stream, outcome)
       try {

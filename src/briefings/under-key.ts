@@ -1,7 +1,7 @@
 import { loadAggregate } from '../eventstore/command-handler.ts'
 import { type AppendResult, WrongExpectedRevision } from '../eventstore/port.ts'
 import { isAppError } from '../shared/errors.ts'
-import { isUnavailable } from '../runtime/dependency.ts'
+import { DependencyUnavailable, isUnavailable, outsideRequests } from '../runtime/dependency.ts'
 import { type BriefingResponse, briefingOf, replayOf, respond } from '../domain/briefings/answer.ts'
 import { type BriefingGenerated, quotaStream } from '../domain/briefings/events.ts'
 import {
@@ -24,6 +24,8 @@ import type { Briefed, BriefingServiceDeps, Caller } from './deps.ts'
 const IDEMPOTENCY_POLL_MS = 100
 /** How often a release the event store refused for an outage is tried again (within the lease). */
 const RELEASE_RETRY_MS = 250
+/** How many times a claim whose append outcome is unknown is looked for once the store answers (5 s). */
+const LATE_CLAIM_TRIES = 20
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -55,6 +57,23 @@ export function keyRounds(deps: BriefingServiceDeps & { leaseMs: number; quotas:
     return respond(briefingOf(charge.data as BriefingGenerated), false, usageOf(deps.quotas, caller.tier, charge.revision + 1))
   }
 
+  /**
+   * Runs `release` outside the request that failed (whose calls would fail at once, see
+   * src/runtime/dependency.ts), again every RELEASE_RETRY_MS while the store is unavailable or it
+   * answers `again`, within the lease and at most LATE_CLAIM_TRIES times for `again`.
+   */
+  function releaseWhenBack(release: () => Promise<'done' | 'again'>) {
+    const until = Date.now() + deps.leaseMs - RELEASE_RETRY_MS
+    let tries = 0
+    const attempt = () =>
+      void outsideRequests(release).then(
+        (outcome) => outcome === 'again' && ++tries <= LATE_CLAIM_TRIES && later(),
+        (failure) => isUnavailable(failure) && later(),
+      )
+    const later = () => Date.now() < until && setTimeout(attempt, RELEASE_RETRY_MS)
+    later()
+  }
+
   return async function round(stream, request, persona, input, cacheKey, caller) {
     const now = clock()
     const { state, revision } = await loadAggregate(store, stream, idempotencyDecider)
@@ -72,11 +91,24 @@ export function keyRounds(deps: BriefingServiceDeps & { leaseMs: number; quotas:
       }
       case 'claim': {
         const claimId = random.uuid()
+        const claim: IdempotencyCommand = { type: 'ClaimKey', request, claimId, leaseMs: deps.leaseMs, at: now }
         let claimed: { state: IdempotencyState; appended: AppendResult } | null
         try {
-          claimed = await record(stream, { type: 'ClaimKey', request, claimId, leaseMs: deps.leaseMs, at: now }, state, revision)
+          claimed = await record(stream, claim, state, revision)
         } catch (error) {
           if (error instanceof WrongExpectedRevision) return null // another request claimed it first
+          // The store went away mid-append: the claim may still be recorded (a frozen connection
+          // delivering it late) and would hold the key for its lease. Released once the store
+          // answers, if it turns up while nothing else was appended to the key.
+          if (isUnavailable(error) && !(error instanceof DependencyUnavailable && !error.sent)) {
+            releaseWhenBack(async () => {
+              const current = await loadAggregate(store, stream, idempotencyDecider)
+              if (current.revision === revision) return 'again'
+              // Nothing is appended unless this claim holds the key.
+              await record(stream, { type: 'ReleaseKey', request, claimId, error: error.code, mayHaveRecorded: false, at: clock() }, current.state, current.revision)
+              return 'done'
+            })
+          }
           throw error
         }
         if (claimed?.state.status !== 'claimed' || !claimed.state.attempt) return null
@@ -95,11 +127,7 @@ export function keyRounds(deps: BriefingServiceDeps & { leaseMs: number; quotas:
           // Released now, or (the store being away) as soon as it is back, so that a retry need not wait
           // for the lease; failing that the lease frees the key (the next run of the attempt looks for its charge).
           const release = () => holding({ type: 'ReleaseKey', request, claimId, error: code, mayHaveRecorded: run.mayHaveRecorded, at: clock() })
-          const until = Date.now() + deps.leaseMs - RELEASE_RETRY_MS
-          const retry = (failure: unknown) => {
-            if (isUnavailable(failure) && Date.now() < until) setTimeout(() => void release().catch(retry), RELEASE_RETRY_MS)
-          }
-          await release().catch(retry)
+          await release().catch((failure) => isUnavailable(failure) && releaseWhenBack(async () => (await release(), 'done')))
           throw error
         }
       }

@@ -32,6 +32,15 @@ export function mapPostgresError(error: unknown): unknown {
   return error
 }
 
+/**
+ * postgres.js 3.4.9 may flush a small write, from setImmediate, to a connection that closed
+ * meanwhile (porsager/postgres issues 1066, 1154 and 1208): an uncaught TypeError that would end the
+ * process. The queries of that connection were rejected when it closed (CONNECTION_CLOSED), so the
+ * lost write lost nothing; src/server.ts ignores exactly this error.
+ */
+export const isWriteToClosedConnection = (error: unknown): boolean =>
+  error instanceof TypeError && /socket\.write|reading 'write'/.test(error.message) && /postgres\/src\/connection\.js/.test(error.stack ?? '') && /nextWrite/.test(error.stack ?? '')
+
 const mapped = <T>(promise: Promise<T>): Promise<T> =>
   promise.catch((error) => {
     throw mapPostgresError(error)
@@ -53,6 +62,9 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     max: options.max ?? 10,
     // Seconds; the default (30) would let a server that drops packets hold every caller that long.
     connect_timeout: 2,
+    // Seconds before a closed connection is opened again. postgres.js's default grows with every
+    // failure in the pool (up to 20 s), which kept the API away for seconds after the database returned.
+    backoff: () => 0.1,
     onnotice: () => {},
     connection: {
       application_name: 'mirador',

@@ -5,6 +5,27 @@ import { runOperatorCommand } from './commands.ts'
 import { type OperatorLine, errorLine } from './outcome.ts'
 
 /**
+ * The largest command the socket reads: a batch of `ingest` (src/operator/commands/ingest.ts sends at
+ * most 4 Mi characters and one line, each line at most 1 MiB, src/domain/listings/feed.ts) as JSON,
+ * escapes included. Anything longer is refused before it is held in memory.
+ */
+const MAX_COMMAND_BYTES = 16 * 1024 * 1024
+
+/** The body as text, or null as soon as it is longer than `max` bytes (stops reading there). */
+async function bodyWithin(request: Request, max: number): Promise<string | null> {
+  if (Number(request.headers.get('content-length') ?? 0) > max) return null
+  if (!request.body) return ''
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength
+    if (size > max) return null
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/**
  * Serves operator commands on the server's local socket (`DATA_DIR/mirador.sock`, mode 0600):
  * `POST /command {name, args}` answers a stream of NDJSON lines. Only reachable by users who can
  * open the data directory, which is the same trust as running the CLI against the store directly.
@@ -14,9 +35,13 @@ export function operatorHandler(context: (progress: Progress) => OperatorContext
     if (request.method !== 'POST' || !request.url.endsWith('/command')) {
       return Response.json(errorLine(new AppError('not_found', 'POST /command is the only operator endpoint')), { status: 404 })
     }
+    const text = await bodyWithin(request, MAX_COMMAND_BYTES)
+    if (text === null) {
+      return Response.json(errorLine(new AppError('payload_too_large', `an operator command may be at most ${MAX_COMMAND_BYTES} bytes; a feed line at most 1 MiB (docs/feed-format.md)`)), { status: 413 })
+    }
     let body: { name?: unknown; args?: unknown }
     try {
-      body = (await request.json()) as typeof body
+      body = JSON.parse(text) as typeof body
     } catch {
       return Response.json(errorLine(new AppError('invalid_request', 'the body must be JSON {name, args}')), { status: 400 })
     }

@@ -88,10 +88,10 @@ export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Pr
     new Dependency('rate limiter', (event, fields) =>
       log(event === 'dependency_down' ? `rate limiter: Redis unavailable (${fields.reason}); rate-limited requests get 503 until it is back` : 'rate limiter: Redis available again'),
     )
-  const outage = (reason: string) => dependency.failed(reason)
+  const outage = (reason: string, certain = false) => dependency.failed(reason, certain)
   const recovered = () => dependency.answered()
   // Without an 'error' listener a connection failure would crash the process.
-  client.on('error', (error: Error) => outage(error.message || error.name))
+  client.on('error', (error: Error) => outage(error.message || error.name, true))
   client.on('ready', recovered)
 
   let closed = false

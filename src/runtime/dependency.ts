@@ -9,6 +9,8 @@ export type DependencyName = 'event store' | 'read-model database' | 'rate limit
 
 /** Longest wait of a request for one call to a dependency; the next calls fail at once while it is down. */
 export const CALL_DEADLINE_MS = 1000
+/** Longest a request waits for its dependencies, all calls together (docs/errors.md): it is answered within 2 s. */
+export const REQUEST_BUDGET_MS = 1500
 /** How often the monitor asks each dependency (`watchDependencies`), and how long it waits for an answer. */
 export const PROBE_INTERVAL_MS = 250
 export const PROBE_DEADLINE_MS = 500
@@ -19,6 +21,8 @@ export class DependencyUnavailable extends AppError {
     readonly dependency: DependencyName,
     /** For the log only: may name an address, so it never reaches a client. */
     readonly reason: string,
+    /** False when the call was refused before reaching the dependency (its outcome is known: nothing). */
+    readonly sent = true,
   ) {
     super('service_unavailable', `the ${dependency} is unavailable; retry in a moment`, {}, { 'Retry-After': '1' })
     this.name = 'DependencyUnavailable'
@@ -37,10 +41,22 @@ export type DependencyState = { name: DependencyName; reachable: boolean; second
 /** Told once when a dependency goes away (`dependency_down`) and once when it returns (`dependency_up`). */
 export type DependencyLog = (event: 'dependency_down' | 'dependency_up', fields: Record<string, unknown>) => void
 
-const requests = new AsyncLocalStorage<true>()
+/** A request in progress: whether a dependency already failed it, and how long it waited for its dependencies. */
+type RequestScope = { metOutage: boolean; waitedMs: number }
+const requests = new AsyncLocalStorage<RequestScope>()
 
 /** Runs `handle` as a request: its calls to dependencies are bounded (`Dependency.call`). */
-export const asRequest = <T>(handle: () => T): T => requests.run(true, handle)
+export const asRequest = <T>(handle: () => T): T => requests.run({ metOutage: false, waitedMs: 0 }, handle)
+/**
+ * Gives the request its whole budget again: for a request that waits its turn behind another (an
+ * Idempotency-Key held elsewhere), each turn is bounded, not the wait, which is documented apart.
+ */
+export const nextTurn = (): void => {
+  const request = requests.getStore()
+  if (request) request.waitedMs = 0
+}
+/** Runs `work`, started by a request, as work of its own: unbounded, like the projections' (e.g. a retry for later). */
+export const outsideRequests = <T>(work: () => T): T => requests.exit(work)
 
 /** A call that outlived its deadline (its outcome is unknown). */
 export class DeadlinePassed extends Error {
@@ -64,12 +80,26 @@ export async function beforeDeadline<T>(promise: Promise<T>, ms: number): Promis
 }
 
 /**
+ * A request's failures mean the dependency is down once they last this long with no answer between
+ * them: a connection lost or slow to open rejects the queries queued on it at once, while its
+ * neighbours answer. A probe's failure (`watchDependencies`) counts at once.
+ */
+const FAILING_FOR_DOWN_MS = 500
+/** The return of a dependency is logged once it has answered this long without failing again. */
+const BACK_FOR_LOG_MS = 1000
+
+/**
  * One dependency's state, kept from every call's outcome and from the monitor's probes. Logs its
- * changes, not its failures: one line when it goes away, one when it is back.
+ * changes, not its failures: one line when it goes away, one when it is back for good (a recovery
+ * that stumbles, as connections are opened again, belongs to the same outage).
  */
 export class Dependency {
   private down: { since: number; reason: string } | null = null
   private lastReachable: number
+  /** The first failure since the last answer. */
+  private failing: number | null = null
+  /** The outage logged, whose end is not logged yet; `back`: when the dependency last came back. */
+  private logged: { since: number; back: number | null } | null = null
 
   constructor(
     readonly name: DependencyName,
@@ -84,15 +114,30 @@ export class Dependency {
   }
 
   answered(): void {
-    this.lastReachable = this.now()
-    if (!this.down) return
-    this.log('dependency_up', { dependency: this.name, down_seconds: (this.lastReachable - this.down.since) / 1000 })
-    this.down = null
+    const now = this.now()
+    this.lastReachable = now
+    this.failing = null
+    if (this.down) {
+      this.down = null
+      if (this.logged) this.logged.back = now
+    }
+    if (this.logged?.back != null && now - this.logged.back >= BACK_FOR_LOG_MS) {
+      this.log('dependency_up', { dependency: this.name, down_seconds: (this.logged.back - this.logged.since) / 1000 })
+      this.logged = null
+    }
   }
 
-  failed(reason: string): void {
-    if (this.down) return
-    this.down = { since: this.now(), reason }
+  /** `certain`: a probe's failure, which no lost connection explains away. */
+  failed(reason: string, certain = false): void {
+    const now = this.now()
+    this.failing ??= now
+    if (this.down || (!certain && now - this.failing < FAILING_FOR_DOWN_MS)) return
+    this.down = { since: now, reason }
+    if (this.logged) {
+      this.logged.back = null
+      return
+    }
+    this.logged = { since: now, back: null }
     this.log('dependency_down', { dependency: this.name, reason, message: `the ${this.name} is unavailable; requests that need it get 503 until it is back` })
   }
 
@@ -102,15 +147,21 @@ export class Dependency {
 
   /**
    * Runs one call to the dependency. Within a request (`asRequest`) the call is refused at once while
-   * the dependency is down, and waits at most CALL_DEADLINE_MS; elsewhere (projections, probes,
+   * the dependency is down, once a call of the request met an outage or once the request waited
+   * REQUEST_BUDGET_MS for its dependencies, and waits at most CALL_DEADLINE_MS. Elsewhere (projections, probes,
    * commands) it runs unbounded. A failure that says the dependency did not answer becomes this
    * dependency's 503; any other outcome proves it answered.
    */
   async call<T>(work: () => Promise<T>): Promise<T> {
-    const bounded = requests.getStore() === true
-    if (bounded && this.down) throw new DependencyUnavailable(this.name, this.down.reason)
+    const request = requests.getStore()
+    // `failing`: its last call failed and none answered since; a call queued behind it (e.g. a charge
+    // behind another of the same quota, src/briefings/ledger.ts) waited for that failure already.
+    if (request && (request.metOutage || this.down || this.failing !== null || request.waitedMs >= REQUEST_BUDGET_MS)) {
+      throw new DependencyUnavailable(this.name, this.down?.reason ?? 'the request spent its time for dependencies', false)
+    }
+    const started = performance.now()
     try {
-      const result = await (bounded ? beforeDeadline(work(), CALL_DEADLINE_MS) : work())
+      const result = await (request ? beforeDeadline(work(), Math.min(CALL_DEADLINE_MS, REQUEST_BUDGET_MS - request.waitedMs)) : work())
       this.answered()
       return result
     } catch (error) {
@@ -119,8 +170,12 @@ export class Dependency {
         this.answered()
         throw error
       }
-      this.failed(reasonOf(error))
-      throw new DependencyUnavailable(this.name, reasonOf(error))
+      if (request) request.metOutage = true
+      const sent = !(error instanceof DependencyUnavailable) || error.sent
+      if (sent) this.failed(reasonOf(error))
+      throw new DependencyUnavailable(this.name, reasonOf(error), sent)
+    } finally {
+      if (request) request.waitedMs += performance.now() - started
     }
   }
 }
@@ -138,11 +193,11 @@ export function watchDependencies(probes: readonly { dependency: Dependency; pro
       pending.add(dependency)
       const asked = probe()
       let settled = false
-      const expired = setTimeout(() => !settled && dependency.failed(`no answer within ${PROBE_DEADLINE_MS} ms`), PROBE_DEADLINE_MS)
+      const expired = setTimeout(() => !settled && dependency.failed(`no answer within ${PROBE_DEADLINE_MS} ms`, true), PROBE_DEADLINE_MS)
       asked
         .then(
           () => dependency.answered(),
-          (error) => dependency.failed(reasonOf(error)),
+          (error) => dependency.failed(reasonOf(error), true),
         )
         .finally(() => {
           settled = true

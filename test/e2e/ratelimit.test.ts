@@ -183,6 +183,6 @@ describe('Redis unavailable: a server pointed at a dead Redis port', () => {
 
     // Still alive and still refusing; the outage is logged once, not once per request.
     expect((await health(server, proKey)).status).toBe(503)
-    expect(server.output().match(/Redis unavailable/g)).toHaveLength(1)
+    expect(server.output().match(/"event":"dependency_down","dependency":"rate limiter"/g)).toHaveLength(1)
   })
 })

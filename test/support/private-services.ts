@@ -1,4 +1,5 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process'
+import { promisify } from 'node:util'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -30,8 +31,10 @@ export function unavailable(): string | null {
   return null
 }
 
-const asPostgres = (command: string, args: string[]) =>
-  execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN!, command), ...args], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
+const runuser = (command: string, args: string[]) => ['-u', 'postgres', '--', join(PG_BIN!, command), ...args]
+const asPostgres = (command: string, args: string[]) => execFileSync('runuser', runuser(command, args), { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
+/** As `asPostgres`, without blocking this process: a test measuring latencies meanwhile keeps its clock. */
+const asPostgresAsync = async (command: string, args: string[]) => void (await promisify(execFile)('runuser', runuser(command, args), { timeout: 60_000 }))
 
 /** The process ids of a running cluster: the postmaster and every process it started. */
 function clusterPids(dir: string): number[] {
@@ -45,9 +48,10 @@ function clusterPids(dir: string): number[] {
 export type PrivatePostgres = {
   /** `postgres://postgres@127.0.0.1:PORT/postgres` */
   readonly url: string
-  /** `pg_ctl stop -m immediate`: every connection dropped at once, as in a crash. */
-  stop(): void
-  start(): void
+  /** `pg_ctl stop -m immediate`: every connection dropped at once, as in a crash. Resolves once stopped. */
+  stop(): Promise<void>
+  /** Resolves once the server accepts connections. */
+  start(): Promise<void>
   /** Every process of the cluster stopped (SIGSTOP): connections stay open and nothing answers. */
   freeze(): void
   thaw(): void
@@ -59,17 +63,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()))
   asPostgres('initdb', ['-D', dir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'])
   const port = await freePort()
-  const start = () =>
-    void asPostgres('pg_ctl', [
-      '-D',
-      dir,
-      '-w',
-      '-l',
-      join(dir, 'server.log'),
-      '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
-      'start',
-    ])
+  // fsync off: a stop kills processes, never the machine, so what was written survives. Commits stay
+  // synchronous: an immediate stop must not lose a transaction the server already confirmed.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`
+  const start = () => asPostgresAsync('pg_ctl', ['-D', dir, '-w', '-l', join(dir, 'server.log'), '-o', options, 'start'])
   const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
     for (const pid of clusterPids(dir)) {
       try {
@@ -79,10 +76,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       }
     }
   }
-  start()
+  await start()
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop: () => void asPostgres('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop']),
+    stop: () => asPostgresAsync('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop']),
     start,
     freeze: () => signal('SIGSTOP'),
     thaw: () => signal('SIGCONT'),

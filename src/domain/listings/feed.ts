@@ -99,11 +99,24 @@ function isoMillis(text: string): number | null {
   return Number.isNaN(millis) ? null : millis
 }
 
+/** The longest feed line, in bytes of UTF-8 (docs/feed-format.md): a listing takes a few hundred. */
+export const MAX_FEED_LINE_BYTES = 1024 * 1024
+
+/** The refusal of a line over MAX_FEED_LINE_BYTES, or null: checked before the line is sent or parsed. */
+export function oversizedLine(text: string, lineNo: number): FeedLineResult | null {
+  // Each UTF-16 unit is at most 3 bytes of UTF-8: most lines are settled without counting.
+  if (text.length * 3 <= MAX_FEED_LINE_BYTES) return null
+  const bytes = Buffer.byteLength(text)
+  return bytes > MAX_FEED_LINE_BYTES ? rejected(lineNo, [{ field: '(root)', message: `${bytes} bytes; a feed line may be at most 1 MiB (1048576 bytes)` }]) : null
+}
+
 /**
  * Parses and validates one feed line. `now` is the default of `observed_at` (the shell passes the
  * time of the ingestion run). The result names the line number and every offending field.
  */
 export function parseFeedLine(text: string, lineNo: number, now: Date): FeedLineResult {
+  const oversized = oversizedLine(text, lineNo)
+  if (oversized) return oversized
   let value: unknown
   try {
     value = JSON.parse(text)

@@ -7,11 +7,14 @@ import { clientCommand, param } from '../command.ts'
 import { sizeOfFileToRead } from '../file-to-read.ts'
 import { type Outcome, type Send, errorLine } from '../outcome.ts'
 import { type IngestedBatch, ingestLines } from './ingest-lines.ts'
+import { oversizedLine } from '../../domain/listings/feed.ts'
 
 type Ingested = { file: string; read: number; new: number; changed: number; unchanged: number; rejected: number; seconds: number }
 
 /** Lines per `ingest lines` command: big enough to amortise a round trip, small enough to show progress. */
 const BATCH_LINES = 500
+/** Characters per `ingest lines` command at most (plus one line), so that the server's socket takes it (src/operator/socket-handler.ts). */
+const BATCH_CHARS = 4 * 1024 * 1024
 
 /**
  * Reads the file line by line (constant memory) and hands the raw lines in batches to `ingest
@@ -31,6 +34,7 @@ export async function ingestFileThrough(send: Send, path: string, progress: Prog
   const input = createReadStream(path, { encoding: 'utf8' })
   const lines = createInterface({ input, crlfDelay: Infinity })
   let batch: string[] = []
+  let batchChars = 0
   let firstLine = 1
   let lineNo = 0
   let bytes = 0
@@ -43,6 +47,7 @@ export async function ingestFileThrough(send: Send, path: string, progress: Prog
     for (const rejection of result.rejections) onRejected(rejection)
     firstLine = lineNo + 1
     batch = []
+    batchChars = 0
     progress({ label: `ingest ${total.read} lines`, done: bytes, total: size })
     return undefined
   }
@@ -50,8 +55,17 @@ export async function ingestFileThrough(send: Send, path: string, progress: Prog
     for await (const line of lines) {
       lineNo += 1
       bytes += Buffer.byteLength(line) + 1
+      // A line over the limit is refused here, by its number, and never sent.
+      const oversized = oversizedLine(line, lineNo)
+      if (oversized && !oversized.ok) {
+        total.read += 1
+        total.rejected += 1
+        onRejected({ line: oversized.line, reason: oversized.reason, details: oversized.details })
+        continue
+      }
       batch.push(line)
-      if (batch.length >= BATCH_LINES) {
+      batchChars += line.length
+      if (batch.length >= BATCH_LINES || batchChars >= BATCH_CHARS) {
         const failed = await flush()
         if (failed) return failed
       }
