@@ -149,8 +149,9 @@ export function smokeSuite(runtime: Runtime) {
 
     test(`${name}: SIGTERM loses no access-log line, and removes the socket and the lock`, async () => {
       const ids = Array.from({ length: 100 }, (_, i) => `smoke-${runtime}-${i}`)
-      const statuses = await Promise.all(ids.map(async (id) => (await call('/health', { headers: { 'x-request-id': id } })).status))
-      expect(new Set(statuses)).toEqual(new Set([200]))
+      // Without a key (401): a burst of counted requests could meet Redis's 250 ms bound on a busy machine.
+      const statuses = await Promise.all(ids.map(async (id) => (await fetch(`${server!.url}/api/v1/health`, { headers: { 'x-request-id': id } })).status))
+      expect(new Set(statuses)).toEqual(new Set([401]))
       await server!.stop('SIGTERM')
       const entries = server!
         .output()
