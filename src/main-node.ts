@@ -14,7 +14,13 @@ function requestOf(incoming: IncomingMessage): Request {
   const method = incoming.method ?? 'GET'
   const body = method === 'GET' || method === 'HEAD' ? null : (Readable.toWeb(incoming) as unknown as BodyInit)
   // `duplex` is required by Node's fetch for a streamed body (not yet in the DOM types).
-  return new Request(`http://${incoming.headers.host}${incoming.url}`, { method, headers, body, duplex: 'half' } as RequestInit)
+  const init = { method, headers, body, duplex: 'half' } as RequestInit
+  // Without a usable Host the URL is not http://… and the app refuses it (src/app.ts), as on Bun.
+  const host = incoming.headers.host
+  try {
+    if (host) return new Request(`http://${host}${incoming.url}`, init)
+  } catch {}
+  return new Request(`no-host:${incoming.url}`, init)
 }
 
 /** Writes `response` to `out`, streaming its body (the operator socket sends progress lines as they come). */

@@ -11,6 +11,9 @@ const REDIS_URL = process.env.REDIS_URL
 const NAMES: Record<Runtime, string> = { bun: 'Bun', node: 'Node', deno: 'Deno' }
 const good = { verdict: 'BUY', confidence: 'high', headline: 'Zona 1 looks cheap', body_md: '## Zona 1\n\nPrices are below the country median.' }
 const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8)
+/** The three runtimes start at once (vitest.config.ts): on a busy machine a start can take a minute or two. */
+const START = { timeoutMs: 120_000 }
+const STARTING_TEST_MS = 180_000
 
 /**
  * The end-to-end smoke suite, the same on every runtime (test/e2e/smoke-<runtime>.test.ts): the real
@@ -25,7 +28,7 @@ export function smokeSuite(runtime: Runtime) {
   const databaseUrl = isolatedDatabaseUrl()
   if (!databaseUrl) console.warn(`[skipped] smoke on ${name} with PostgreSQL: DATABASE_URL is not set`)
 
-  describe(`smoke on ${name} (${serverCommand(runtime).args.at(-1)})`, () => {
+  describe(`smoke on ${name} (${serverCommand(runtime).args.at(-1)})`, { timeout: STARTING_TEST_MS }, () => {
     const dataDir = tempDataDir(`mirador-smoke-${runtime}-`)
     let fake: FakeOpenAi
     let server: RunningServer | undefined
@@ -69,7 +72,7 @@ export function smokeSuite(runtime: Runtime) {
         OPENAI_BASE_URL: fake.baseUrl,
         ...(REDIS_URL ? { REDIS_URL } : {}),
       }
-      server = await startServer(env, { runtime })
+      server = await startServer(env, { runtime, ...START })
       const listening = server.output().split('\n').find((line) => line.includes('"event":"listening"'))!
       expect(JSON.parse(listening)).toMatchObject({ runtime, store: `pglite:${dataDir}`, rate_limiter: REDIS_URL ? 'redis' : 'memory', operator_socket: join(dataDir, 'mirador.sock') })
       expect(server.output()).toContain('"event":"demo_seeded"')
@@ -165,7 +168,7 @@ export function smokeSuite(runtime: Runtime) {
     })
 
     test(`${name}: a restart on the existing data keeps keys, the revocation and the briefing`, async () => {
-      server = await startServer(env, { runtime })
+      server = await startServer(env, { runtime, ...START })
       expect(server.output()).not.toContain('"event":"demo_seeded"')
       expect((await get('/health')).status).toBe(200)
       expect((await get('/health', revokedKey)).status).toBe(401)
@@ -177,7 +180,7 @@ export function smokeSuite(runtime: Runtime) {
     test.runIf(databaseUrl)(`${name}: on PostgreSQL, a key issued by the CLI on the database opens /health`, async () => {
       await server!.stop()
       const pgEnv = { DATA_DIR: tempDataDir(`mirador-smoke-${runtime}-pg-`), DATABASE_URL: databaseUrl! }
-      server = await startServer(pgEnv, { runtime })
+      server = await startServer(pgEnv, { runtime, ...START })
       expect(server.output()).toContain('"store":"postgres"')
       const cli = (...args: string[]) => runCli(args, pgEnv)
       expect((await cli('owner', 'create', '--id', 'root', '--tier', 'admin')).code).toBe(0)
