@@ -38,8 +38,19 @@ export function smokeSuite(runtime: Runtime) {
     let revokedKey = ''
     let revokedKeyId = ''
     let briefingId = ''
-    const call = (path: string, init: RequestInit & { key?: string } = {}) =>
+    const once = (path: string, init: RequestInit & { key?: string } = {}) =>
       fetch(`${server!.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${init.key ?? key}`, ...init.headers } })
+    /**
+     * A request as a client sends it: again after a 503, which a counted request gets when Redis
+     * answers later than its 250 ms bound (src/ratelimit/redis.ts fails closed), as on a busy machine.
+     */
+    const call = async (path: string, init: RequestInit & { key?: string } = {}) => {
+      for (let attempt = 1; ; attempt++) {
+        const response = await once(path, init)
+        if (response.status !== 503 || attempt === 5) return response
+        await new Promise((r) => setTimeout(r, 200))
+      }
+    }
     const get = async (path: string, as = key) => {
       const response = await call(path, { key: as })
       return { status: response.status, body: (await response.json()) as Json, headers: response.headers }
@@ -127,10 +138,15 @@ export function smokeSuite(runtime: Runtime) {
 
     test(`${name}: the rate limit${REDIS_URL ? ' (Redis)' : ''} reaches 429`, async () => {
       await known(proKey)
-      // `known` spent one of the 3 requests an hour of RATE_LIMIT_PRO.
+      // `known` spent one of the 3 requests an hour of RATE_LIMIT_PRO (a 503 may have counted too).
       const statuses: number[] = []
-      for (let i = 0; i < 3; i++) statuses.push((await call('/zones?country=GT', { key: proKey })).status)
-      expect(statuses).toEqual([200, 200, 429])
+      for (let i = 0; i < 10 && statuses.at(-1) !== 429; i++) {
+        const { status } = await once('/zones?country=GT', { key: proKey })
+        if (status !== 503) statuses.push(status)
+      }
+      expect(statuses.at(-1)).toBe(429)
+      expect(statuses.slice(0, -1)).toEqual(statuses.slice(0, -1).map(() => 200))
+      expect(statuses.length).toBeLessThanOrEqual(3)
       const refused = await get('/zones?country=GT', proKey)
       expect(refused.body).toMatchObject({ ok: false, error: 'rate_limit', limit: 3 })
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
