@@ -448,11 +448,10 @@ function storeTable(store: string, on: StoreRun[]): string[] {
     ...rawLines,
     ...rowLines,
     '',
-    ...on.map(
-      (s) =>
-        `${RUNTIME_NAMES[s.runtime]}: start-up with the demo market (spawn to the first answer) ${(s.startupMs / 1000).toFixed(1)} s; access log ${s.logLines.toLocaleString('en')} lines written for ${s.counted.toLocaleString('en')} requests counted by wrk in the measured runs (plus warm-ups and probes; none lost at shutdown).`,
-    ).join('\n\n'),
-    '',
+    ...on.flatMap((s) => [
+      `${RUNTIME_NAMES[s.runtime]}: start-up with the demo market (spawn to the first answer) ${(s.startupMs / 1000).toFixed(1)} s; access log ${s.logLines.toLocaleString('en')} lines written for ${s.counted.toLocaleString('en')} requests counted by wrk in the measured runs (plus warm-ups and probes; none lost at shutdown).`,
+      '',
+    ]),
   ]
 }
 
@@ -495,6 +494,11 @@ if (stores.length > 0) {
     '- `/zones` and `/zone/{slug}` answer from statistics prepared in memory and `/listings` from the in-memory inventory:',
     '  no database on their request path; what is left is building and serialising the JSON (a /zones answer is ~3 KB,',
     '  a listings page of 20 ~9 KB).',
+    '- Runtimes: each is compared with its own raw server in the same run. Node and Deno answer through the same Elysia',
+    "  `app.handle` as Bun, which Elysia compiles for Bun first; on Node the edge (src/main-node.ts) also turns every",
+    '  `IncomingMessage` into a web `Request` and reads the `Response` back before writing it, work a bare `node:http` does',
+    "  not do. Elysia's own Node adapter would write to the `ServerResponse` directly, at the price of building the app for",
+    '  one runtime (docs/decisions.md). Not profiled further: the numbers above come from a machine shared with other work.',
     '- The briefing cache hit records every hit as a `BriefingServedFromCache` event (the quota audit), appended with group',
     "  commit on the event loop's next turn. Each batch is one commit; on the embedded store PGlite runs that transaction on",
     "  the server's own thread. Recording hits outside the response (acknowledging before the record is durable) would lift",
