@@ -1,11 +1,14 @@
 /**
- * The API's read paths under load, next to a raw `Bun.serve` answering a small JSON in the same run:
- * the real server (`bun src/main.ts`) on the embedded store (PGlite, demo market) and on PostgreSQL
- * (a fresh schema, demo market), each row one `wrk` run; then how the cost of /zones and /listings
- * grows from 10,000 to 1,000,000 listings on PostgreSQL, with the listing query shapes of
- * bench/listings.ts, the API process's memory and its start-up time at each size.
+ * The API's read paths under load on each runtime, next to that runtime's raw server answering a
+ * small JSON in the same run (`Bun.serve`, `node:http`, `Deno.serve`: bench/raw-server*.ts): the real
+ * server (started as `npm start`, `npm run start:node`, `npm run start:deno` start it) on the embedded
+ * store (PGlite, demo market) and on PostgreSQL (a fresh schema, demo market), each row one `wrk`
+ * run; then how the cost of /zones and /listings grows from 10,000 to 1,000,000 listings on
+ * PostgreSQL (on Bun), with the listing query shapes of bench/listings.ts, the API process's memory
+ * and its start-up time at each size.
  *
- *   npx bun bench/http.ts [--duration 5] [--connections 64] [--only embedded|postgres|growth] [--no-write]
+ *   npx bun bench/http.ts [--duration 5] [--connections 64] [--only embedded|postgres|growth]
+ *                         [--runtimes bun,node,deno] [--no-write]
  *
  * Server and wrk run on separate cores (`taskset`: server on cpu 1, wrk on cpu 0) where the machine
  * has two or more; PostgreSQL is not pinned. Uses DATABASE_URL (default
@@ -50,6 +53,7 @@ const { values: flags } = parseArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '64' },
     only: { type: 'string' },
+    runtimes: { type: 'string', default: 'bun,node,deno' },
     'no-write': { type: 'boolean', default: false },
   },
 })
@@ -60,6 +64,27 @@ if (flags.only !== undefined && !PARTS.includes(flags.only as Part)) {
   process.exit(2)
 }
 const runs = (part: Part) => flags.only === undefined || flags.only === part
+const RUNTIMES = ['bun', 'node', 'deno'] as const
+type Runtime = (typeof RUNTIMES)[number]
+const runtimes = flags.runtimes!.split(',') as Runtime[]
+if (runtimes.length === 0 || runtimes.some((runtime) => !RUNTIMES.includes(runtime))) {
+  console.error(`--runtimes takes a list of ${RUNTIMES.join(', ')}`)
+  process.exit(2)
+}
+const RUNTIME_NAMES: Record<Runtime, string> = { bun: 'Bun', node: 'Node', deno: 'Deno' }
+const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
+/** The real server's program on each runtime: the `start` scripts of package.json, as npm runs them. */
+const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+function serverProgram(runtime: Runtime): string[] {
+  const [program, ...args] = scripts[runtime === 'bun' ? 'start' : `start:${runtime}`]!.split(' ')
+  return [program === 'bun' ? BUN : bin(program!), ...args]
+}
+/** Each runtime's raw server: a bare server of its own, answering a small JSON. */
+const RAW: Record<Runtime, { name: string; program: string[] }> = {
+  bun: { name: 'raw Bun.serve', program: [BUN, 'bench/raw-server.ts'] },
+  node: { name: 'raw node:http', program: [bin('node'), 'bench/raw-server-node.ts'] },
+  deno: { name: 'raw Deno.serve', program: [bin('deno'), 'run', '--allow-net=127.0.0.1', '--allow-env=PORT', 'bench/raw-server-deno.ts'] },
+}
 const seconds = Number(flags.duration)
 const connections = Number(flags.connections)
 /** The connections of the listing-shape goal (≥ 13,390 req/s, p99 ≤ 50 ms). */
@@ -87,11 +112,12 @@ const run = Date.now().toString(36)
 
 type Server = { base: string; pid: number; proc: Child; logFile: string; startupMs: number; cli(...args: string[]): unknown }
 
-async function startRaw(): Promise<Server> {
+async function startRaw(runtime: Runtime = 'bun'): Promise<Server> {
   const port = await freePort()
   const logFile = join(work, `raw-${port}.log`)
   const started = Date.now()
-  const proc = startProcess(['bench/raw-server.ts'], { PORT: String(port) }, { cpus: SERVER_CPU, logFile })
+  const [program, ...args] = RAW[runtime].program
+  const proc = startProcess(args, { PORT: String(port) }, { cpus: SERVER_CPU, logFile, program: [program!] })
   const base = `http://127.0.0.1:${port}`
   await waitFor(`${base}/api/v1/health`, 200, {}, proc.output)
   return { base, pid: proc.pid, proc, logFile, startupMs: Date.now() - started, cli: () => undefined }
@@ -107,6 +133,7 @@ async function startMirador(
   label: string,
   store: Record<string, string>,
   ready: (cli: Server['cli']) => string | undefined = () => undefined,
+  runtime: Runtime = 'bun',
 ): Promise<Server> {
   const port = await freePort()
   const dataDir = mkdtempSync(join(work, 'data-'))
@@ -128,7 +155,8 @@ async function startMirador(
   const probeKey = ready(cli)
   const logFile = join(work, `${label}.log`)
   const started = Date.now()
-  const proc = startProcess(['src/main.ts'], env, { cpus: SERVER_CPU, logFile })
+  const [program, ...args] = serverProgram(runtime)
+  const proc = startProcess(args, env, { cpus: SERVER_CPU, logFile, program: [program!] })
   const base = `http://127.0.0.1:${port}`
   const probe = probeKey ? { headers: { authorization: `Bearer ${probeKey}` } } : {}
   await waitFor(`${base}/api/v1/health`, probeKey ? 200 : 401, probe, proc.output, 600_000)
@@ -221,7 +249,7 @@ const BRIEFING = { zone: 'Zona 3', profile: 'balanced', country: 'GT', language:
 
 /** A row and its ratio to the raw runs just before and after it. */
 type Compared = Measured & { rawAround: number; ratio: number }
-type StoreRun = { store: string; raw: Measured[]; rows: Compared[]; startupMs: number; logLines: number; counted: number }
+type StoreRun = { store: string; runtime: Runtime; raw: Measured[]; rows: Compared[]; startupMs: number; logLines: number; counted: number }
 
 /** Issues the benchmark's keys through the CLI: admin, pro (read+write, counted) and enterprise (limit 1). */
 function issueKeys(cli: Server['cli']) {
@@ -236,10 +264,10 @@ function issueKeys(cli: Server['cli']) {
   return { admin, pro, limited }
 }
 
-async function measureStore(store: string, env: Record<string, string>): Promise<StoreRun> {
-  console.log(`\n${store}`)
-  const server = await startMirador(store, env)
-  const raw = await startRaw()
+async function measureStore(store: string, env: Record<string, string>, runtime: Runtime): Promise<StoreRun> {
+  console.log(`\n${store} on ${RUNTIME_NAMES[runtime]}`)
+  const server = await startMirador(`${store}-${runtime}`.replace(/\W+/g, '-'), env, undefined, runtime)
+  const raw = await startRaw(runtime)
   try {
     const keys = issueKeys(server.cli)
     // The CLI's change reaches the server's key index within a second.
@@ -262,7 +290,7 @@ async function measureStore(store: string, env: Record<string, string>): Promise
     const hit = await answer(server, briefing)
     if (!(JSON.parse(hit.body) as { cached?: boolean }).cached) throw new Error(`the second briefing was not a cache hit: ${hit.body.slice(0, 300)}`)
 
-    const rawRow: Row = { name: 'raw Bun.serve, small JSON', path: '/api/v1/health', expect: 200 }
+    const rawRow: Row = { name: `${RAW[runtime].name}, small JSON`, path: '/api/v1/health', expect: 200 }
     // The raw server runs before the first row and after every row: each row is compared with the two
     // raw runs around it, so that load elsewhere on the machine, which drifts, falls on both alike.
     const rawRuns = [await measure(raw, rawRow, { warmup: 2, alsoIdle: server })]
@@ -275,7 +303,7 @@ async function measureStore(store: string, env: Record<string, string>): Promise
     }
     const counted = measured.reduce((sum, m) => sum + m.requests, 0)
     await stop(server)
-    return { store, raw: rawRuns, rows: measured, startupMs: server.startupMs, logLines: accessLogLines(server), counted }
+    return { store, runtime, raw: rawRuns, rows: measured, startupMs: server.startupMs, logLines: accessLogLines(server), counted }
   } finally {
     await stop(server)
     await stop(raw)
@@ -351,15 +379,17 @@ const stores: StoreRun[] = []
 const sizes: SizeRun[] = []
 let growthRaw: Measured | undefined
 try {
-  if (runs('embedded')) stores.push(await measureStore('embedded (PGlite)', {}))
+  if (runs('embedded')) for (const runtime of runtimes) stores.push(await measureStore('embedded (PGlite)', {}, runtime))
   if (runs('postgres')) {
-    const schema = `bench_http_${run}`
-    try {
-      stores.push(await measureStore('PostgreSQL', { DATABASE_URL: urlOf(schema) }))
-    } finally {
-      const db = await openPostgres(baseUrl)
-      await db.exec(`drop schema if exists ${schema} cascade`)
-      await db.close()
+    for (const runtime of runtimes) {
+      const schema = `bench_http_${run}_${runtime}`
+      try {
+        stores.push(await measureStore('PostgreSQL', { DATABASE_URL: urlOf(schema) }, runtime))
+      } finally {
+        const db = await openPostgres(baseUrl)
+        await db.exec(`drop schema if exists ${schema} cascade`)
+        await db.close()
+      }
     }
   }
   if (runs('growth')) {
@@ -381,31 +411,47 @@ console.log(`\ndone in ${minutes} min; load average ${loadEnd}`)
 
 // ---- report ------------------------------------------------------------------------------------
 
+/** `Node 22.23.3`, `Deno 2.9.6`: the version each runtime's program reports. */
+function runtimeVersion(runtime: Runtime): string {
+  const printed = execFileSync(bin(runtime), ['--version'], { encoding: 'utf8' })
+  return `${RUNTIME_NAMES[runtime]} ${/\d+\.\d+\.\d+/.exec(printed)![0]}`
+}
+
 const date = new Date().toISOString().slice(0, 16).replace('T', ' ')
 const environment = [
   `- Date: ${date} UTC; whole run ${minutes} min`,
   `- Machine: ${machine()}; load average ${loadStart} at start, ${loadEnd} at end`,
-  `- Software: Bun ${Bun.version}, ${wrkVersion()}`,
+  `- Software: ${[`Bun ${Bun.version}`, ...runtimes.filter((r) => r !== 'bun').map(runtimeVersion)].join(', ')}, ${wrkVersion()}`,
   `- Pinning: ${canPin ? `every server (raw and real) on cpu ${SERVER_CPU}, wrk on cpu ${WRK_CPU} (\`taskset\`); PostgreSQL unpinned` : 'none (taskset missing or one core)'}`,
 ]
 const invalidNote = (m: Measured) => (m.valid ? '' : ` (!! ${m.errors})`)
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
-function storeTable(s: StoreRun): string[] {
-  const rawRps = s.raw.map((r) => r.requestsPerSecond)
+/** One table per store: each row on each runtime, compared with that runtime's raw server around it. */
+function storeTable(store: string, on: StoreRun[]): string[] {
+  const rawLines = on.map((s) => {
+    const rawRps = s.raw.map((r) => r.requestsPerSecond)
+    return `| ${RAW[s.runtime].name}, small JSON (${s.raw.length} runs: median, range) | ${RUNTIME_NAMES[s.runtime]} | ${median(rawRps).toFixed(0)} (${Math.min(...rawRps).toFixed(0)}–${Math.max(...rawRps).toFixed(0)}) | ${ms(median(s.raw.map((r) => r.p50Ms)))} | ${ms(median(s.raw.map((r) => r.p99Ms)))} | | 100 % |`
+  })
+  const rowLines = on[0]!.rows.flatMap((_, i) =>
+    on.map((s) => {
+      const m = s.rows[i]!
+      return `| ${m.name}${invalidNote(m)} | ${RUNTIME_NAMES[s.runtime]} | ${m.requestsPerSecond.toFixed(0)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${m.rawAround.toFixed(0)} | ${pct(m.ratio)} |`
+    }),
+  )
   return [
-    `### ${s.store}`,
+    `### ${store}`,
     '',
-    '| request | req/s | p50 | p99 | raw Bun.serve around it (req/s) | ratio to raw |',
-    '|---|---:|---:|---:|---:|---:|',
-    `| raw Bun.serve, small JSON (${s.raw.length} runs: median, range) | ${median(rawRps).toFixed(0)} (${Math.min(...rawRps).toFixed(0)}–${Math.max(...rawRps).toFixed(0)}) | ${ms(median(s.raw.map((r) => r.p50Ms)))} | ${ms(median(s.raw.map((r) => r.p99Ms)))} | | 100 % |`,
-    ...s.rows.map(
-      (m) => `| ${m.name}${invalidNote(m)} | ${m.requestsPerSecond.toFixed(0)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${m.rawAround.toFixed(0)} | ${pct(m.ratio)} |`,
-    ),
+    "| request | runtime | req/s | p50 | p99 | the runtime's raw server around it (req/s) | ratio to raw |",
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...rawLines,
+    ...rowLines,
     '',
-    `Start-up with the demo market (spawn to the first answer): ${(s.startupMs / 1000).toFixed(1)} s. Access log: ${s.logLines.toLocaleString('en')} lines written for ${s.counted.toLocaleString('en')} requests counted by wrk in the measured runs (plus warm-ups and probes; none lost at shutdown).`,
-    '',
+    ...on.flatMap((s) => [
+      `${RUNTIME_NAMES[s.runtime]}: start-up with the demo market (spawn to the first answer) ${(s.startupMs / 1000).toFixed(1)} s; access log ${s.logLines.toLocaleString('en')} lines written for ${s.counted.toLocaleString('en')} requests counted by wrk in the measured runs (plus warm-ups and probes; none lost at shutdown).`,
+      '',
+    ]),
   ]
 }
 
@@ -414,16 +460,18 @@ function storeGoals(s: StoreRun): string[] {
   const unauthenticated = of('401').ratio
   const counted = of('GET /health, pro').ratio
   return [
-    `- ${s.store}: 401 path ${pct(unauthenticated)} of raw (goal ≥ ${pct(GOALS.unauthenticated)}: ${verdict(unauthenticated >= GOALS.unauthenticated)}); /health with a counted pro key ${pct(counted)} (goal ≥ ${pct(GOALS.countedHealth)}: ${verdict(counted >= GOALS.countedHealth)})`,
+    `- ${s.store} on ${RUNTIME_NAMES[s.runtime]}: 401 path ${pct(unauthenticated)} of raw (goal ≥ ${pct(GOALS.unauthenticated)}: ${verdict(unauthenticated >= GOALS.unauthenticated)}); /health with a counted pro key ${pct(counted)} (goal ≥ ${pct(GOALS.countedHealth)}: ${verdict(counted >= GOALS.countedHealth)})`,
   ]
 }
 
 if (stores.length > 0) {
   const body = [
     'Each row is one `wrk -t1` run against one server over loopback, after a warm-up (3 s on the first row of a server, 1 s',
-    'otherwise) and once the server is idle again; the raw `Bun.serve` (bench/raw-server.ts) is measured before the first row',
-    'and after every row, and each ratio is to the mean of the two raw runs around that row (the machine is shared: its load',
-    'drifts during a run). The real server runs with its defaults (`bun src/main.ts`, access log on, written to a file) except:',
+    "otherwise) and once the server is idle again. Each runtime's real server is compared with that runtime's own raw server",
+    'answering a small JSON (`Bun.serve` bench/raw-server.ts, `node:http` bench/raw-server-node.ts, `Deno.serve`',
+    'bench/raw-server-deno.ts), measured before the first row and after every row; each ratio is to the mean of the two raw',
+    'runs around that row (the machine is shared: its load drifts during a run). The real server runs as its npm script',
+    'starts it (`bun src/main.ts`, `npm run start:node`, `npm run start:deno`), with its defaults (access log on, written to a file) except:',
     'memory rate limiter, the local analyst, `RATE_LIMIT_PRO=1000000000` (pro keys are counted, never refused) and',
     '`RATE_LIMIT_ENTERPRISE=1`: the 429 row uses an enterprise key that spent its hour on the first request (the same',
     'limiter path as any tier). Keys come from the CLI (admin; pro with read+write; enterprise). Zones, zone and listings read',
@@ -431,10 +479,10 @@ if (stores.length > 0) {
     'is a cache hit.',
     '',
     ...environment,
-    `- Command: \`npm run bench:http -- --duration ${seconds} --connections ${connections}${flags.only ? ` --only ${flags.only}` : ''}\` (\`wrk -t1 -c${connections} -d${seconds}s\`)`,
+    `- Command: \`npm run bench:http -- --duration ${seconds} --connections ${connections}${flags.only ? ` --only ${flags.only}` : ''} --runtimes ${runtimes.join(',')}\` (\`wrk -t1 -c${connections} -d${seconds}s\`)`,
     '',
-    ...stores.flatMap(storeTable),
-    '**Goals** (ratio to raw Bun.serve in the same run):',
+    ...[...new Set(stores.map((s) => s.store))].flatMap((store) => storeTable(store, stores.filter((s) => s.store === store))),
+    "**Goals** (ratio to the runtime's raw server in the same run):",
     '',
     ...stores.flatMap(storeGoals),
     '',
@@ -446,6 +494,11 @@ if (stores.length > 0) {
     '- `/zones` and `/zone/{slug}` answer from statistics prepared in memory and `/listings` from the in-memory inventory:',
     '  no database on their request path; what is left is building and serialising the JSON (a /zones answer is ~3 KB,',
     '  a listings page of 20 ~9 KB).',
+    '- Runtimes: each is compared with its own raw server in the same run. Node and Deno answer through the same Elysia',
+    "  `app.handle` as Bun, which Elysia compiles for Bun first; on Node the edge (src/main-node.ts) also turns every",
+    '  `IncomingMessage` into a web `Request` and reads the `Response` back before writing it, work a bare `node:http` does',
+    "  not do. Elysia's own Node adapter would write to the `ServerResponse` directly, at the price of building the app for",
+    '  one runtime (docs/decisions.md). Not profiled further: the numbers above come from a machine shared with other work.',
     '- The briefing cache hit records every hit as a `BriefingServedFromCache` event (the quota audit), appended with group',
     "  commit on the event loop's next turn. Each batch is one commit; on the embedded store PGlite runs that transaction on",
     "  the server's own thread. Recording hits outside the response (acknowledging before the record is durable) would lift",

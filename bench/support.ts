@@ -36,11 +36,13 @@ export type ProcessOptions = {
   cpus?: string
   /** Send stdout and stderr to this file instead of collecting them in memory (for chatty servers). */
   logFile?: string
+  /** What runs `args` (a path, then its own arguments): this Bun unless told. */
+  program?: string[]
 }
 
-/** A Bun child process, in the project directory unless `cwd` says otherwise; SIGTERM on stop, SIGKILL after 10 s. */
-export function startProcess(args: string[], env: Record<string, string>, { cwd = ROOT, cpus, logFile }: ProcessOptions = {}): Child {
-  const [command, commandArgs] = pinned(cpus, BUN, args)
+/** A child process (Bun unless `program` says otherwise), in the project directory unless `cwd` says otherwise; SIGTERM on stop, SIGKILL after 10 s. */
+export function startProcess(args: string[], env: Record<string, string>, { cwd = ROOT, cpus, logFile, program = [BUN] }: ProcessOptions = {}): Child {
+  const [command, commandArgs] = pinned(cpus, program[0]!, [...program.slice(1), ...args])
   const logFd = logFile ? openSync(logFile, 'a') : undefined
   const stdio = logFd === undefined ? (['ignore', 'pipe', 'pipe'] as const) : (['ignore', logFd, logFd] as const)
   const child = spawn(command, commandArgs, { cwd, env: { ...process.env, ...env }, stdio: [...stdio] })

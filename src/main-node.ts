@@ -14,16 +14,26 @@ function requestOf(incoming: IncomingMessage): Request {
   const method = incoming.method ?? 'GET'
   const body = method === 'GET' || method === 'HEAD' ? null : (Readable.toWeb(incoming) as unknown as BodyInit)
   // `duplex` is required by Node's fetch for a streamed body (not yet in the DOM types).
-  return new Request(`http://${incoming.headers.host}${incoming.url}`, { method, headers, body, duplex: 'half' } as RequestInit)
+  const init = { method, headers, body, duplex: 'half' } as RequestInit
+  // Without a usable Host the URL is not http://… and the app refuses it (src/app.ts), as on Bun.
+  const host = incoming.headers.host
+  try {
+    if (host) return new Request(`http://${host}${incoming.url}`, init)
+  } catch {}
+  return new Request(`no-host:${incoming.url}`, init)
 }
 
-/** Writes `response` to `out`, streaming its body (the operator socket sends progress lines as they come). */
-async function send(response: Response, out: ServerResponse): Promise<void> {
+/**
+ * Writes `response` to `out`: the API's answers whole (one write, with Content-Length), the operator
+ * socket's streamed (its progress lines go out as they come).
+ */
+async function send(response: Response, out: ServerResponse, stream: boolean): Promise<void> {
   out.statusCode = response.status
   response.headers.forEach((value, name) => name !== 'set-cookie' && out.setHeader(name, value))
   const cookies = response.headers.getSetCookie()
   if (cookies.length > 0) out.setHeader('set-cookie', cookies)
   if (!response.body) return void out.end()
+  if (!stream) return void out.end(Buffer.from(await response.arrayBuffer()))
   const reader = response.body.getReader()
   out.once('close', () => void reader.cancel().catch(() => {}))
   for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
@@ -33,7 +43,7 @@ async function send(response: Response, out: ServerResponse): Promise<void> {
 }
 
 /** A server calling `handler`; `failed` answers when it throws (without it the connection is dropped). */
-function serve(handler: Handler, failed?: (error: Error) => Response): Server {
+function serve(handler: Handler, { failed, stream }: { failed?: (error: Error) => Response; stream: boolean }): Server {
   return createServer((incoming, out) => {
     void (async () => {
       let response: Response
@@ -43,7 +53,7 @@ function serve(handler: Handler, failed?: (error: Error) => Response): Server {
         if (!failed) throw error
         response = failed(error instanceof Error ? error : new Error(String(error)))
       }
-      await send(response, out)
+      await send(response, out, stream)
     })().catch(() => out.destroy())
   })
 }
@@ -63,12 +73,12 @@ const closed = (server: Server) => new Promise<void>((done) => server.close(() =
 const node: RuntimeEdge = {
   runtime: 'node',
   async listen({ port, hostname, handler, failed }) {
-    const server = serve(handler, failed)
+    const server = serve(handler, { failed, stream: false })
     await started(server, (ready) => server.listen(port, hostname, ready))
     return { port: (server.address() as { port: number }).port, stop: () => closed(server) }
   },
   async listenUnix(path, handler) {
-    const server = serve(handler)
+    const server = serve(handler, { stream: true })
     await started(server, (ready) => server.listen(path, ready))
     return {
       stop() {

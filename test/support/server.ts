@@ -74,7 +74,7 @@ export const runCli = (args: string[], env: Record<string, string>): Promise<Cli
 /** Starts the server (`bun src/main.ts` unless told) expecting it to refuse to start; resolves with its exit code and output. */
 export function runServerToExit(env: Record<string, string>, runtime: Runtime = 'bun'): Promise<CliResult> {
   const { program, args } = serverCommand(runtime)
-  return runProgram(program, args, { ACCESS_LOG: 'on', DEMO_SEED: 'off', HOST: '127.0.0.1', ...env }, 30_000)
+  return runProgram(program, args, { ACCESS_LOG: 'on', DEMO_SEED: 'off', HOST: '127.0.0.1', ...env }, 90_000)
 }
 
 export type RunningServer = {
@@ -103,7 +103,12 @@ export async function startServer(env: Record<string, string>, { runtime = 'bun'
   child.stderr!.on('data', (chunk) => (output += chunk))
   const exited = new Promise<number>((resolveExit) => child.once('exit', (code) => resolveExit(code ?? -1)))
   await new Promise<void>((ready, fail) => {
-    const deadline = setTimeout(() => fail(new Error(`server did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs)
+    const deadline = setTimeout(() => {
+      clearInterval(check)
+      // Not left running behind the failed test.
+      child.kill('SIGKILL')
+      fail(new Error(`server did not start in ${timeoutMs} ms:\n${output}`))
+    }, timeoutMs)
     const check = setInterval(() => {
       if (output.includes('"event":"listening"')) {
         clearInterval(check)
