@@ -36,7 +36,7 @@ export async function answerAsRecorded(db: Db, store: EventStore, path: string, 
     }
     const key = formatApiKey('AuditAnswerKey000000000000000000')
     const keys: KeyLookup = {
-      key: (hash) => (hash === hashApiKey(key) ? { keyId: 'key_auditanswer0', ownerId: 'audit', scopes: ['read'], status: 'active' } : undefined),
+      key: (hash) => (hash === hashApiKey(key) ? { keyId: 'key_auditanswer0', ownerId: 'audit', scopes: ['read'], status: 'active', expiresAt: null } : undefined),
       owner: (id) => (id === 'audit' ? { tier: 'admin', status: 'active' } : undefined),
     }
     // An admin key is never counted: the gate does not call the limiter.
@@ -49,7 +49,7 @@ export async function answerAsRecorded(db: Db, store: EventStore, path: string, 
     const clock = () => until
     const app = new Elysia()
       .use(errorPlugin({ info() {}, error() {} }))
-      .group('/api/v1', (api) => api.use(zoneRoutes({ gate: gate({ keys, limiter: uncounted, limits: defaultRateLimits, clock }), zones, clock })))
+      .group('/api/v1', (api) => api.use(zoneRoutes({ gate: gate({ keys, limiter: uncounted, limits: defaultRateLimits, clock, allow: () => 'GET' }), zones, clock })))
     const response = await app.handle(new Request(`http://audit${path}`, { headers: { authorization: `Bearer ${key}` } }))
     return { path, until: until.toISOString(), status: response.status, body: await response.text() }
   })
