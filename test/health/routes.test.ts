@@ -19,7 +19,7 @@ describe('/health reports projection lag to admin keys only', () => {
     expect((await health(admin)).projections).toEqual(
       ['owners', 'api_keys', 'listings', 'briefing_cache', 'briefing_usage'].map((projection) => ({
         projection,
-        generation: projection === 'listings' ? 'v2.1' : 'v1.1',
+        generation: projection === 'listings' ? 'v3.1' : 'v1.1',
         state: 'live',
         lag_events: 0,
         lag_seconds: 0,
