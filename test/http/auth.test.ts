@@ -14,6 +14,7 @@ const CONTRACT = [
   { method: 'GET', path: '/api/v1/health', scope: 'read' },
   { method: 'GET', path: '/api/v1/zones', scope: 'read' },
   { method: 'GET', path: '/api/v1/zone/:slug', scope: 'read' },
+  { method: 'GET', path: '/api/v1/zone/:slug/history', scope: 'read' },
   { method: 'GET', path: '/api/v1/listings', scope: 'read' },
   { method: 'GET', path: '/api/v1/briefings/personas', scope: 'read' },
   ...PERSONA_IDS.map((persona) => ({ method: 'POST', path: `/api/v1/briefings/${persona}`, scope: 'write' })),
