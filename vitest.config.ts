@@ -26,8 +26,8 @@ export default defineConfig({
         test: {
           name: 'runtimes',
           include: [SMOKE],
-          // After the suite, the three runtimes at once: nothing in them measures time, and each has
-          // its own data directory, keys and schema.
+          // A group of their own (never beside the suite), the three runtimes at once: nothing in them
+          // measures time, and each has its own data directory, keys and schema.
           maxWorkers: 3,
           sequence: { groupOrder: 1 },
         },

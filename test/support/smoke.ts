@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { isolatedDatabaseUrl } from './databases.ts'
@@ -67,9 +67,11 @@ export function smokeSuite(runtime: Runtime) {
         body: JSON.stringify({ zone: 'Zona 1', profile: 'balanced', language: 'en' }),
       })
 
+    const pgDataDir = tempDataDir(`mirador-smoke-${runtime}-pg-`)
     afterAll(async () => {
       await server?.stop()
       await fake?.close()
+      for (const dir of [dataDir, pgDataDir]) rmSync(dir, { recursive: true, force: true })
     })
 
     test(`${name}: starts on an empty data directory (demo market seeded, private files, its runtime in the log)`, async () => {
@@ -195,7 +197,7 @@ export function smokeSuite(runtime: Runtime) {
 
     test.runIf(databaseUrl)(`${name}: on PostgreSQL, a key issued by the CLI on the database opens /health`, async () => {
       await server!.stop()
-      const pgEnv = { DATA_DIR: tempDataDir(`mirador-smoke-${runtime}-pg-`), DATABASE_URL: databaseUrl! }
+      const pgEnv = { DATA_DIR: pgDataDir, DATABASE_URL: databaseUrl! }
       server = await startServer(pgEnv, { runtime, ...START })
       expect(server.output()).toContain('"store":"postgres"')
       const cli = (...args: string[]) => runCli(args, pgEnv)
