@@ -28,8 +28,8 @@ COPY --chown=bun:bun projections ./projections
 RUN mkdir -p /data && chown bun:bun /data
 USER bun
 EXPOSE 8080
-# /health needs a key, so the probe checks that the API answers with its JSON envelope (401 without a key).
+# /readyz needs no key: 200 while the store and the rate limiter answer and the read models are caught up.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
-  CMD bun -e "const r = await fetch('http://127.0.0.1:' + (process.env.PORT ?? 8080) + '/api/v1/health'); const b = await r.json(); process.exit(r.status === 401 && b.error === 'auth_required' ? 0 : 1)"
+  CMD bun -e "const r = await fetch('http://127.0.0.1:' + (process.env.PORT ?? 8080) + '/readyz'); process.exit(r.status === 200 ? 0 : 1)"
 STOPSIGNAL SIGTERM
 CMD ["bun", "src/main.ts"]

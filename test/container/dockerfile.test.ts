@@ -72,6 +72,13 @@ describe('the Dockerfile', () => {
     expect(runtime.lines).toContain('CMD ["bun", "src/main.ts"]')
     expect(runtime.lines.join('\n')).not.toMatch(/\bnpm\b/)
   })
+
+  test('its health check asks /readyz, which needs no key and turns 503 while a dependency is away', () => {
+    const check = runtime.lines.find((line) => /^HEALTHCHECK\b/.test(line))!
+    expect(check).toMatch(/\/readyz'/)
+    expect(check).toMatch(/r\.status === 200 \? 0 : 1/)
+    expect(check).not.toMatch(/\/api\/v1\/health/)
+  })
 })
 
 describe('Node ≥ 22 everywhere', () => {
