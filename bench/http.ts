@@ -7,7 +7,7 @@
  * PostgreSQL (on Bun), with the listing query shapes of bench/listings.ts, the API process's memory
  * and its start-up time at each size.
  *
- *   npx bun bench/http.ts [--duration 5] [--connections 64] [--only embedded|postgres|growth]
+ *   npx bun bench/http.ts [--duration 5] [--connections 64] [--only embedded,postgres,growth]
  *                         [--runtimes bun,node,deno] [--no-write]
  *
  * Server and wrk run on separate cores (`taskset`: server on cpu 1, wrk on cpu 0) where the machine
@@ -59,11 +59,12 @@ const { values: flags } = parseArgs({
 })
 const PARTS = ['embedded', 'postgres', 'growth'] as const
 type Part = (typeof PARTS)[number]
-if (flags.only !== undefined && !PARTS.includes(flags.only as Part)) {
-  console.error(`--only must be one of ${PARTS.join(', ')}`)
+const only = flags.only?.split(',')
+if (only !== undefined && (only.length === 0 || only.some((part) => !PARTS.includes(part as Part)))) {
+  console.error(`--only takes a list of ${PARTS.join(', ')}`)
   process.exit(2)
 }
-const runs = (part: Part) => flags.only === undefined || flags.only === part
+const runs = (part: Part) => only === undefined || only.includes(part)
 const RUNTIMES = ['bun', 'node', 'deno'] as const
 type Runtime = (typeof RUNTIMES)[number]
 const runtimes = flags.runtimes!.split(',') as Runtime[]
