@@ -77,7 +77,8 @@ const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
 /** The real server's program on each runtime: the `start` scripts of package.json, as npm runs them. */
 const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
 function serverProgram(runtime: Runtime): string[] {
-  const [program, ...args] = scripts[runtime === 'bun' ? 'start' : `start:${runtime}`]!.split(' ')
+  // The script `exec`s its runtime (so that npm's signals reach it); here the runtime is spawned directly.
+  const [program, ...args] = scripts[runtime === 'bun' ? 'start' : `start:${runtime}`]!.replace(/^exec /, '').split(' ')
   return [program === 'bun' ? BUN : bin(program!), ...args]
 }
 /** Each runtime's raw server: a bare server of its own, answering a small JSON. */
