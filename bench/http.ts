@@ -9,6 +9,7 @@
  *
  *   npx bun bench/http.ts [--duration 5] [--connections 64] [--only embedded,postgres,growth]
  *                         [--runtimes bun,node,deno] [--no-write]
+ * KEEP_BENCH_WORK=1 keeps the servers' logs (access log included) in the work directory it names.
  *
  * Server and wrk run on separate cores (`taskset`: server on cpu 1, wrk on cpu 0) where the machine
  * has two or more; PostgreSQL is not pinned. Uses DATABASE_URL (default
@@ -405,7 +406,7 @@ try {
     for (const size of SIZES) sizes.push(await measureSize(size))
   }
 } finally {
-  rmSync(work, { recursive: true, force: true })
+  if (!process.env.KEEP_BENCH_WORK) rmSync(work, { recursive: true, force: true })
 }
 const loadEnd = loadAverage()
 const minutes = ((Date.now() - began) / 60_000).toFixed(1)
