@@ -18,7 +18,7 @@ const answeredCode = (value: unknown): unknown => (value as { response?: { error
  * app's route table (`routes`), the methods above, the statuses and error codes the API answers
  * with; never the path, a key or an owner. Registered first, so that it sees the start of every
  * request and every error before the error plugin answers it. The duration runs until Elysia's
- * after-response hook, shortly after the answer was handed to Bun.
+ * after-response hook, shortly after the answer was handed to the runtime's server.
  */
 export function requestMetrics(metrics: Metrics, routes: () => ReadonlySet<string>) {
   return new Elysia({ name: 'request-metrics' })

@@ -107,10 +107,19 @@ export function prometheusMetrics(): PrometheusMetrics {
   }
 }
 
+/** The path of a request's URL; none when the runtime handed over a URL that does not parse (an odd Host). */
+function pathOf(url: string): string | undefined {
+  try {
+    return new URL(url).pathname
+  } catch {
+    return undefined
+  }
+}
+
 /** The metrics server's answers: GET (or HEAD) /metrics, and 404 for anything else. No key, no limit: it is another port. */
 export function metricsHandler(metrics: PrometheusMetrics): (request: Request) => Promise<Response> {
   return async (request) => {
-    if (new URL(request.url).pathname !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+    if (pathOf(request.url) !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
       return new Response('not found: the metrics are at GET /metrics\n', { status: 404, headers: { 'content-type': 'text/plain' } })
     }
     const { body, contentType } = await metrics.scrape()
