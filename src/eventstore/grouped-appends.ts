@@ -1,3 +1,4 @@
+import { asRequest, outsideRequests, sharedCall } from '../runtime/dependency.ts'
 import type { EventStore, NewEvent } from './port.ts'
 
 type Batch = { events: NewEvent[]; done: Promise<void>; resolve(): void; reject(error: unknown): void }
@@ -18,6 +19,12 @@ function newBatch(): Batch {
  * arrives meanwhile wait and go together in the next append. Each caller's promise settles when its
  * own event is stored (or failed to be), so nothing is acknowledged before it is durable; under load
  * one transaction carries many events instead of one each.
+ *
+ * Each append runs as a request of its own (src/runtime/dependency.ts): bounded, but never by the
+ * time some caller already spent, nor refused for that caller's failures. Run in the context of the
+ * caller that happened to start the chain of appends, every later append was charged to that one
+ * request, whose budget ran out within a second or two of load: then every caller of an append was
+ * refused at once, a burst of 503s on a healthy database. Each caller waits within its own budget.
  */
 export class GroupedAppends {
   private readonly waiting = new Map<string, Batch>()
@@ -29,8 +36,8 @@ export class GroupedAppends {
     let batch = this.waiting.get(stream)
     if (!batch) this.waiting.set(stream, (batch = newBatch()))
     batch.events.push(event)
-    if (!this.writing.has(stream)) this.writeSoon(stream)
-    return batch.done
+    if (!this.writing.has(stream)) outsideRequests(() => this.writeSoon(stream))
+    return sharedCall('event store', batch.done)
   }
 
   /**
@@ -50,8 +57,7 @@ export class GroupedAppends {
       return
     }
     this.waiting.delete(stream)
-    this.store
-      .append(stream, batch.events, 'any')
+    asRequest(() => this.store.append(stream, batch.events, 'any'))
       .then(() => batch.resolve(), batch.reject)
       .finally(() => {
         if (this.waiting.has(stream)) this.writeSoon(stream)
