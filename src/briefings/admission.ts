@@ -3,7 +3,7 @@ import { quotaStream } from '../domain/briefings/events.ts'
 import { type QuotaPolicy, quotaExceeded, type Usage, usageOf } from '../domain/briefings/quota.ts'
 import type { BriefingReadModel } from '../../projections/briefings/read-model.ts'
 import type { QuotaLedger } from './ledger.ts'
-import { asRequest, isUnavailable, sharedCall } from '../runtime/dependency.ts'
+import { isUnavailable } from '../runtime/dependency.ts'
 
 const PROJECTED_USAGE_TTL_MS = 1000
 
@@ -21,12 +21,6 @@ export type Slot = { usage: Usage; release(): void }
  */
 export class Admission {
   private readonly projected = new Map<string, { used: number; expires: number }>()
-  /**
-   * The reading of a projected count in flight, by owner and month: requests meanwhile wait for it
-   * (each within its own budget), not read again. It runs as a request of its own, so that no one
-   * request's spent budget fails the others (src/eventstore/grouped-appends.ts says why).
-   */
-  private readonly reading = new Map<string, Promise<number>>()
   /** Briefings being written in this process, per quota stream (see reserve). */
   private readonly writing = new Map<string, Set<Promise<void>>>()
 
@@ -72,21 +66,9 @@ export class Admission {
 
   private async projectedUsed(ownerId: string, month: string): Promise<number> {
     const key = `${ownerId}/${month}`
-    const cached = this.projected.get(key)
-    if (cached && cached.expires > performance.now()) return cached.used
-    let reading = this.reading.get(key)
-    if (!reading) {
-      reading = asRequest(() => this.readProjected(key, ownerId, month))
-      this.reading.set(key, reading)
-      const forget = () => this.reading.delete(key)
-      reading.then(forget, forget)
-    }
-    return sharedCall('read-model database', reading)
-  }
-
-  private async readProjected(key: string, ownerId: string, month: string): Promise<number> {
     const started = performance.now()
     const cached = this.projected.get(key)
+    if (cached && cached.expires > started) return cached.used
     let used: number
     try {
       used = await this.readModel.used(ownerId, month)
