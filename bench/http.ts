@@ -8,7 +8,9 @@
  * and its start-up time at each size.
  *
  *   npx bun bench/http.ts [--duration 5] [--connections 64] [--only embedded,postgres,growth]
- *                         [--runtimes bun,node,deno] [--no-write]
+ *                         [--runtimes bun,node,deno] [--rows briefing] [--no-write]
+ * --rows keeps only the rows whose name contains one of its words (e.g. `briefing`), with the raw runs around them;
+ * such a partial run is printed, never written to bench/results.md.
  * KEEP_BENCH_WORK=1 keeps the servers' logs (access log included) in the work directory it names.
  *
  * Server and wrk run on separate cores (`taskset`: server on cpu 1, wrk on cpu 0) where the machine
@@ -55,9 +57,11 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '64' },
     only: { type: 'string' },
     runtimes: { type: 'string', default: 'bun,node,deno' },
+    rows: { type: 'string' },
     'no-write': { type: 'boolean', default: false },
   },
 })
+const rowFilter = flags.rows?.split(',').map((word) => word.toLowerCase())
 const PARTS = ['embedded', 'postgres', 'growth'] as const
 type Part = (typeof PARTS)[number]
 const only = flags.only?.split(',')
@@ -275,7 +279,7 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
     const keys = issueKeys(server.cli)
     // The CLI's change reaches the server's key index within a second.
     await waitFor(`${server.base}/api/v1/health`, 200, { headers: { authorization: `Bearer ${keys.limited}` } }, server.proc.output)
-    const briefingPath = '/api/v1/briefings/investor'
+    const briefing: Row = { name: 'POST /briefings/investor, cache hit', path: '/api/v1/briefings/investor', method: 'POST', body: JSON.stringify(BRIEFING), key: keys.pro, expect: 200 }
     // Cheap rows first; every row also waits until the server has answered what the previous one left queued.
     const rows: Row[] = [
       { name: '401: /health without a key', path: '/api/v1/health', expect: 401 },
@@ -285,10 +289,9 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
       { name: 'GET /zones?country=GT', path: '/api/v1/zones?country=GT', key: keys.pro, expect: 200 },
       { name: 'GET /zone/zona-3?country=GT', path: '/api/v1/zone/zona-3?country=GT', key: keys.pro, expect: 200 },
       { name: 'GET /listings, GT, Venta, 20 a page', path: '/api/v1/listings?country=GT&operation=Venta&limit=20', key: keys.pro, expect: 200 },
-      { name: 'POST /briefings/investor, cache hit', path: briefingPath, method: 'POST', body: JSON.stringify(BRIEFING), key: keys.pro, expect: 200 },
-    ]
+      briefing,
+    ].filter((row) => !rowFilter || rowFilter.some((word) => row.name.toLowerCase().includes(word)))
     // The first briefing is written (and charged); every later one with this body is a cache hit.
-    const briefing = rows.find((row) => row.path === briefingPath)!
     await answer(server, briefing)
     const hit = await answer(server, briefing)
     if (!(JSON.parse(hit.body) as { cached?: boolean }).cached) throw new Error(`the second briefing was not a cache hit: ${hit.body.slice(0, 300)}`)
@@ -467,7 +470,7 @@ function storeGoals(s: StoreRun): string[] {
   ]
 }
 
-if (stores.length > 0) {
+if (stores.length > 0 && !rowFilter) {
   const body = [
     'Each row is one `wrk -t1` run against one server over loopback, after a warm-up (3 s on the first row of a server, 1 s',
     "otherwise) and once the server is idle again. Each runtime's real server is compared with that runtime's own raw server",
@@ -556,4 +559,4 @@ if (sizes.length > 0) {
   ]
   if (!flags['no-write']) writeResultsSection('How cost grows', body.join('\n'))
 }
-if (!flags['no-write'] && (stores.length > 0 || sizes.length > 0)) console.log('written to bench/results.md')
+if (!flags['no-write'] && ((stores.length > 0 && !rowFilter) || sizes.length > 0)) console.log('written to bench/results.md')

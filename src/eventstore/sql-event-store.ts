@@ -20,6 +20,11 @@ import {
 const NOTIFY_CHANNEL = 'mirador_events'
 /** Arbitrary constant naming the advisory lock that serialises appends (see docs/decisions.md, Event store). */
 const APPEND_LOCK = 727_001
+/**
+ * Takes the append lock of the events table in use: advisory locks are the database's, so keyed by
+ * the schema too, or every stack sharing the database (one per schema) would wait for the others' appends.
+ */
+const LOCK_APPENDS = 'select pg_advisory_xact_lock($1, hashtext(current_schema()))'
 const DEFAULT_BATCH = 1000
 /** Live subscriptions poll at this interval even without a notification (belt and braces). */
 const POLL_MS = 250
@@ -85,15 +90,22 @@ export type SqlEventStoreOptions = {
 export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = {}): Promise<EventStore> {
   const batches = options.batches ?? 'all-or-nothing'
   await db.transaction(async (tx) => {
-    await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
+    await tx.query(LOCK_APPENDS, [APPEND_LOCK])
     for (const statement of SCHEMA.split(';').map((s) => s.trim()).filter(Boolean)) await tx.query(statement)
   })
 
-  const wakers = new Set<() => void>()
-  const wakeAll = () => {
-    for (const wake of wakers) wake()
+  /** Each live subscription's wake-up, with the categories it reads (none: all). */
+  const wakers = new Set<{ categories: readonly string[] | undefined; wake(): void }>()
+  /**
+   * Wakes the subscriptions that read one of `categories` (the payload of a notification: those of
+   * the events appended); the others would only read nothing. An empty list wakes them all.
+   */
+  const wakeReaders = (categories: readonly string[]) => {
+    for (const waker of wakers) {
+      if (categories.length === 0 || !waker.categories || waker.categories.some((c) => categories.includes(c))) waker.wake()
+    }
   }
-  const unlisten = await db.listen(NOTIFY_CHANNEL, wakeAll)
+  const unlisten = await db.listen(NOTIFY_CHANNEL, (payload) => wakeReaders(payload ? payload.split(',') : []))
   const subscriptions = new Set<Subscription>()
 
   /** The writes in one transaction: all or nothing. */
@@ -112,8 +124,10 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
         writeOfId.set(id, w)
       }
     })
+    /** The categories of the events this transaction appended (none when all were recorded before). */
+    let appended: string[] = []
     const results = await db.transaction(async (tx): Promise<AppendResult[]> => {
-      await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
+      await tx.query(LOCK_APPENDS, [APPEND_LOCK])
       const seen = await tx.query<SeenRow>(
         `select event_id, stream_name, stream_revision, global_position from mirador_events
           where event_id in (select jsonb_array_elements_text($1::text::jsonb)::uuid)`,
@@ -180,11 +194,11 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
       writes.forEach(({ stream }, w) => {
         if (!results[w]!.duplicate) results[w]!.position = lastPosition.get(stream)!
       })
-      const categories = [...new Set(writes.filter((_, w) => !results[w]!.duplicate).map((write) => categoryOf(write.stream)))]
-      await tx.query('select pg_notify($1, $2)', [NOTIFY_CHANNEL, categories.join(',')])
+      appended = [...new Set(writes.filter((_, w) => !results[w]!.duplicate).map((write) => categoryOf(write.stream)))]
+      await tx.query('select pg_notify($1, $2)', [NOTIFY_CHANNEL, appended.join(',')])
       return results
     })
-    if (results.some((result) => !result.duplicate)) wakeAll()
+    if (appended.length > 0) wakeReaders(appended)
     return results
   }
 
@@ -250,7 +264,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
     let position = after
     let stopped = false
     let wake: () => void = () => {}
-    const waker = () => wake()
+    const waker = { categories: options.categories, wake: () => wake() }
     wakers.add(waker)
     const pause = (ms: number) =>
       new Promise<void>((resolve) => {
@@ -317,7 +331,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
   async function importAtomically(events: readonly RecordedEvent[]): Promise<void> {
     if (events.length === 0) return
     await db.transaction(async (tx) => {
-      await tx.query('select pg_advisory_xact_lock($1)', [APPEND_LOCK])
+      await tx.query(LOCK_APPENDS, [APPEND_LOCK])
       let last = await headOn(tx)
       for (const event of events) {
         if (event.position <= last) throw new Error(`import: position ${event.position} is not above ${last}, the store's head or the previous event`)
@@ -368,7 +382,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
       const categories = [...new Set(events.map((e) => categoryOf(e.stream)))]
       await tx.query('select pg_notify($1, $2)', [NOTIFY_CHANNEL, categories.join(',')])
     })
-    wakeAll()
+    wakeReaders([...new Set(events.map((e) => categoryOf(e.stream)))])
   }
 
   async function close() {

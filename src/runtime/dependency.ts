@@ -15,6 +15,12 @@ export const REQUEST_BUDGET_MS = 1500
 export const PROBE_INTERVAL_MS = 250
 export const PROBE_DEADLINE_MS = 500
 
+/**
+ * What a failed call says of its dependency: `unreachable` (the adapter could not reach it), `slow` (no
+ * answer within a whole CALL_DEADLINE_MS) or `nothing` (the request ran out of its own time first).
+ */
+export type Evidence = 'unreachable' | 'slow' | 'nothing'
+
 /** The 503 of a request that needs a dependency that does not answer; a retry is safe (docs/idempotency.md). */
 export class DependencyUnavailable extends AppError {
   constructor(
@@ -23,6 +29,7 @@ export class DependencyUnavailable extends AppError {
     readonly reason: string,
     /** False when the call was refused before reaching the dependency (its outcome is known: nothing). */
     readonly sent = true,
+    readonly evidence: Evidence = 'unreachable',
   ) {
     super('service_unavailable', `the ${dependency} is unavailable; retry in a moment`, {}, { 'Retry-After': '1' })
     this.name = 'DependencyUnavailable'
@@ -41,26 +48,42 @@ export type DependencyState = { name: DependencyName; reachable: boolean; second
 /** Told once when a dependency goes away (`dependency_down`) and once when it returns (`dependency_up`). */
 export type DependencyLog = (event: 'dependency_down' | 'dependency_up', fields: Record<string, unknown>) => void
 
-/** A request in progress: whether a dependency already failed it, and how long it waited for its dependencies. */
-type RequestScope = { metOutage: boolean; waitedMs: number }
+/**
+ * A request in progress: whether a dependency already failed it, and how long it waited for its
+ * dependencies: the time during which at least one of its calls was pending (`waiting` of them, since
+ * `since`), so that a call made inside another (the event store's over its database) or beside
+ * another counts once.
+ */
+type RequestScope = { metOutage: boolean; waitedMs: number; waiting: number; since: number }
 const requests = new AsyncLocalStorage<RequestScope>()
 
+const waitedOf = (request: RequestScope): number => request.waitedMs + (request.waiting > 0 ? performance.now() - request.since : 0)
+function startWaiting(request: RequestScope): void {
+  if (request.waiting++ === 0) request.since = performance.now()
+}
+function stopWaiting(request: RequestScope): void {
+  if (--request.waiting === 0) request.waitedMs += performance.now() - request.since
+}
+
 /** Runs `handle` as a request: its calls to dependencies are bounded (`Dependency.call`). */
-export const asRequest = <T>(handle: () => T): T => requests.run({ metOutage: false, waitedMs: 0 }, handle)
+export const asRequest = <T>(handle: () => T): T => requests.run({ metOutage: false, waitedMs: 0, waiting: 0, since: 0 }, handle)
 /**
  * Gives the request its whole budget again: for a request that waits its turn behind another (an
  * Idempotency-Key held elsewhere), each turn is bounded, not the wait, which is documented apart.
  */
 export const nextTurn = (): void => {
   const request = requests.getStore()
-  if (request) request.waitedMs = 0
+  if (request) {
+    request.waitedMs = 0
+    request.since = performance.now()
+  }
 }
 /** Runs `work`, started by a request, as work of its own: unbounded, like the projections' (e.g. a retry for later). */
 export const outsideRequests = <T>(work: () => T): T => requests.exit(work)
 
 /** A call that outlived its deadline (its outcome is unknown). */
 export class DeadlinePassed extends Error {
-  constructor(ms: number) {
+  constructor(readonly ms: number) {
     super(`no answer within ${ms} ms`)
     this.name = 'DeadlinePassed'
   }
@@ -76,6 +99,28 @@ export async function beforeDeadline<T>(promise: Promise<T>, ms: number): Promis
     return await Promise.race([promise, expired])
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/**
+ * Waits, within a request, for work it shares with other requests and that runs as a request of its
+ * own (a group of appends, src/eventstore/grouped-appends.ts): at most what is left of this request's
+ * deadline and budget, counted as time waited for `dependency`. The shared work's own calls keep the
+ * dependency's state; a wait cut short here is this request's 503 and says nothing of the dependency.
+ */
+export async function sharedCall<T>(dependency: DependencyName, shared: Promise<T>): Promise<T> {
+  const request = requests.getStore()
+  if (!request) return shared
+  const ms = Math.max(0, Math.min(CALL_DEADLINE_MS, REQUEST_BUDGET_MS - waitedOf(request)))
+  startWaiting(request)
+  try {
+    return await beforeDeadline(shared, ms)
+  } catch (error) {
+    if (!(error instanceof DeadlinePassed)) throw error
+    request.metOutage = true
+    throw new DependencyUnavailable(dependency, reasonOf(error), true, 'nothing')
+  } finally {
+    stopWaiting(request)
   }
 }
 
@@ -96,8 +141,12 @@ const BACK_FOR_LOG_MS = 1000
 export class Dependency {
   private down: { since: number; reason: string } | null = null
   private lastReachable: number
-  /** The first failure since the last answer. */
-  private failing: number | null = null
+  /**
+   * The first failure since the last answer; `confirmed` once it is not one slow call alone (the
+   * adapter could not reach the dependency, a probe failed, or another call failed too): only then are
+   * other requests' calls refused before it is judged down.
+   */
+  private failing: { since: number; confirmed: boolean } | null = null
   /** The outage logged, whose end is not logged yet; `back`: when the dependency last came back. */
   private logged: { since: number; back: number | null } | null = null
 
@@ -127,11 +176,15 @@ export class Dependency {
     }
   }
 
-  /** `certain`: a probe's failure, which no lost connection explains away. */
-  failed(reason: string, certain = false): void {
+  /**
+   * `certain`: a probe's failure, which no lost connection explains away. `slow`: a call that had its
+   * whole deadline and no answer, which alone may be that call's (a long transaction), not the dependency's.
+   */
+  failed(reason: string, certain = false, slow = false): void {
     const now = this.now()
-    this.failing ??= now
-    if (this.down || (!certain && now - this.failing < FAILING_FOR_DOWN_MS)) return
+    if (this.failing) this.failing.confirmed = true
+    else this.failing = { since: now, confirmed: certain || !slow }
+    if (this.down || (!certain && now - this.failing.since < FAILING_FOR_DOWN_MS)) return
     this.down = { since: now, reason }
     if (this.logged) {
       this.logged.back = null
@@ -147,21 +200,21 @@ export class Dependency {
 
   /**
    * Runs one call to the dependency. Within a request (`asRequest`) the call is refused at once while
-   * the dependency is down, once a call of the request met an outage or once the request waited
-   * REQUEST_BUDGET_MS for its dependencies, and waits at most CALL_DEADLINE_MS. Elsewhere (projections, probes,
-   * commands) it runs unbounded. A failure that says the dependency did not answer becomes this
-   * dependency's 503; any other outcome proves it answered.
+   * the dependency is down or its failure is confirmed (see `failing`), once a call of the request met
+   * an outage or once the request waited REQUEST_BUDGET_MS for its dependencies, and waits at most
+   * CALL_DEADLINE_MS. Elsewhere (projections, probes, commands) it runs unbounded. A failure that says
+   * the dependency did not answer becomes this dependency's 503; any other outcome proves it answered.
    */
   async call<T>(work: () => Promise<T>): Promise<T> {
     const request = requests.getStore()
-    // `failing`: its last call failed and none answered since; a call queued behind it (e.g. a charge
-    // behind another of the same quota, src/briefings/ledger.ts) waited for that failure already.
-    if (request && (request.metOutage || this.down || this.failing !== null || request.waitedMs >= REQUEST_BUDGET_MS)) {
+    // A confirmed `failing`: calls failed and none answered since; a call queued behind them (e.g. a
+    // charge behind another of the same quota, src/briefings/ledger.ts) waited for that failure already.
+    if (request && (request.metOutage || this.down || this.failing?.confirmed || waitedOf(request) >= REQUEST_BUDGET_MS)) {
       throw new DependencyUnavailable(this.name, this.down?.reason ?? 'the request spent its time for dependencies', false)
     }
-    const started = performance.now()
+    if (request) startWaiting(request)
     try {
-      const result = await (request ? beforeDeadline(work(), Math.min(CALL_DEADLINE_MS, REQUEST_BUDGET_MS - request.waitedMs)) : work())
+      const result = await (request ? beforeDeadline(work(), Math.min(CALL_DEADLINE_MS, REQUEST_BUDGET_MS - waitedOf(request))) : work())
       this.answered()
       return result
     } catch (error) {
@@ -172,10 +225,13 @@ export class Dependency {
       }
       if (request) request.metOutage = true
       const sent = !(error instanceof DependencyUnavailable) || error.sent
-      if (sent) this.failed(reasonOf(error))
-      throw new DependencyUnavailable(this.name, reasonOf(error), sent)
+      // A deadline cut short by the request's budget is the request's lack of time, not the dependency's.
+      const evidence: Evidence =
+        error instanceof DeadlinePassed ? (error.ms < CALL_DEADLINE_MS ? 'nothing' : 'slow') : error instanceof DependencyUnavailable ? error.evidence : 'unreachable'
+      if (sent && evidence !== 'nothing') this.failed(reasonOf(error), false, evidence === 'slow')
+      throw new DependencyUnavailable(this.name, reasonOf(error), sent, evidence)
     } finally {
-      if (request) request.waitedMs += performance.now() - started
+      if (request) stopWaiting(request)
     }
   }
 }

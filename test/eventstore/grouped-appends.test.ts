@@ -4,8 +4,11 @@ import type { Db } from '../../src/db/port.ts'
 import { GroupedAppends } from '../../src/eventstore/grouped-appends.ts'
 import type { EventStore, ExpectedRevision, NewEvent } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { watchedEventStore } from '../../src/eventstore/watched.ts'
+import { asRequest, Dependency } from '../../src/runtime/dependency.ts'
 
 const anEvent = (n: number): NewEvent => ({ id: crypto.randomUUID(), type: 'Noted', data: { n } })
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('grouped appends (group commit)', () => {
   let db: Db
@@ -74,5 +77,22 @@ describe('grouped appends (group commit)', () => {
     await Promise.all(meanwhile)
     expect((await store.readStream('notes-b')).map((e) => e.data.n)).toEqual([2])
     expect((await store.readStream('notes-c')).map((e) => e.data.n)).toEqual([3])
+  })
+
+  it('runs each append on a budget of its own: a chain of appends longer than one request\'s budget refuses no caller', async () => {
+    // Each append takes 200 ms and a caller arrives while each is written: ten appends in a row,
+    // 2 s together, longer than any one request may wait (REQUEST_BUDGET_MS). Run in the context of
+    // the caller that started the chain, the later appends were refused (503 on a healthy database).
+    const dependency = new Dependency('event store', () => {})
+    const slow = watchedEventStore(
+      { ...store, append: async (stream, events, expected) => (await sleep(200), store.append(stream, events, expected)) },
+      dependency,
+    )
+    const grouped = new GroupedAppends(slow)
+    const events = Array.from({ length: 10 }, (_, n) => anEvent(n))
+    const outcomes = await Promise.allSettled(events.map((event, n) => asRequest(async () => (await sleep(n * 150), grouped.append('notes-e', event)))))
+    expect(outcomes.map((o) => o.status)).toEqual(events.map(() => 'fulfilled'))
+    expect((await store.readStream('notes-e')).map((e) => e.data.n).sort((a, b) => Number(a) - Number(b))).toEqual(events.map((_, n) => n))
+    expect(dependency.reachable).toBe(true)
   })
 })
