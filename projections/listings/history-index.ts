@@ -81,9 +81,10 @@ export class HistoryIndex {
   private readonly touches = new Map<string, Map<number, number[]>>()
   private readonly countries: string[] = []
 
-  static of(intervals: Iterable<Interval>, touches: Iterable<Touch>): HistoryIndex {
+  /** An index of `touches` and of `intervals` (added in parts by `add`, room made for `expected` of them at once). */
+  static of(touches: Iterable<Touch>, expected = 0): HistoryIndex {
     const index = new HistoryIndex()
-    for (const interval of intervals) index.add(interval)
+    if (expected > index.next.length) index.grow(expected)
     const byZone = new Map<string, Map<number, number[]>>()
     for (const touch of touches) {
       const zones = byZone.get(touch.country) ?? new Map<number, number[]>()
@@ -285,12 +286,13 @@ export class HistoryIndex {
     return exact[k - below]!
   }
 
-  private add(interval: Interval): void {
+  /** Adds an interval of a listing (loading: `replace` changes a listing's intervals). */
+  add(interval: Interval): void {
     let listing = this.ids.slotOf(interval.listingId)
     if (listing === undefined) {
       listing = this.freeListings.pop() ?? this.listings++
       this.ids.reserve(listing + 1)
-      if (listing >= this.firstOf.length) this.firstOf = grown(this.firstOf, listing + 1, -1)
+      if (listing >= this.firstOf.length) this.firstOf = grown(this.firstOf, Math.max(listing + 1, this.firstOf.length * 2), -1)
       this.ids.set(listing, interval.listingId)
       this.firstOf[listing] = -1
     }
@@ -319,7 +321,7 @@ export class HistoryIndex {
   }
 
   private grow(slots: number): void {
-    const size = Math.max(slots, this.next.length * 2)
+    const size = slots > this.next.length * 2 ? slots : this.next.length * 2
     this.next = grown(this.next, size, -1)
     this.country = grown(this.country, size, 0)
     this.zone = grown(this.zone, size, 0)
@@ -336,7 +338,7 @@ export class HistoryIndex {
 
 type Typed = Int32Array | Uint8Array | Uint16Array | Float64Array
 function grown<T extends Typed>(array: T, size: number, fill: number): T {
-  const bigger = new (array.constructor as new (size: number) => T)(Math.max(size, array.length * 2))
+  const bigger = new (array.constructor as new (size: number) => T)(size)
   bigger.set(array as never)
   bigger.fill(fill, array.length)
   return bigger

@@ -115,7 +115,12 @@ async function load(db: Db, generation: LiveGeneration): Promise<Loaded> {
   const tables = generationTables(listingsProjection, generation)
   return db.transaction(async (tx) => {
     if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
-    const index = HistoryIndex.of(intervalsOf(await intervalGroups(tx, tables)), (await touchRows(tx, tables)).map(touchOf))
+    const [count] = await tx.query<{ n: unknown }>(`select count(*) as n from ${tables.history}`)
+    const index = HistoryIndex.of((await touchRows(tx, tables)).map(touchOf), toNumber(count!.n))
+    // A country at a time: at a million listings the whole history as text would be ~150 MB at once.
+    for (const { country } of await tx.query<{ country: string }>(`select distinct country from ${tables.touches}`)) {
+      for (const interval of intervalsOf(await intervalGroups(tx, tables, 'country = $1', [country]))) index.add(interval)
+    }
     return { index, tables }
   })
 }
