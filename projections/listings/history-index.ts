@@ -80,6 +80,11 @@ export class HistoryIndex {
   /** Per country and zone, the touch times in ascending order. */
   private readonly touches = new Map<string, Map<number, number[]>>()
   private readonly countries: string[] = []
+  /**
+   * Per country index, slots [first, end) hold all its intervals: a country is loaded at a time, so
+   * its range is tight; slots reused by another country later may widen it (slower, never wrong).
+   */
+  private readonly ranges: { first: number; end: number }[] = []
 
   /** An index of `touches` and of `intervals` (added in parts by `add`, room made for `expected` of them at once). */
   static of(touches: Iterable<Touch>, expected = 0): HistoryIndex {
@@ -166,24 +171,12 @@ export class HistoryIndex {
     zones.sort((a, b) => a.zone_no - b.zone_no)
 
     const countryNo = this.countries.indexOf(country) + 1
-    const activeByZone = new Map<number, number[]>()
-    const pastByZone = new Map<number, number[]>()
     const past = figures !== 'history'
-    if (countryNo > 0) {
-      const { country: countries, zone: zoneOf, from, to } = this
-      for (let slot = 0; slot < this.slots; slot++) {
-        if (countries[slot] !== countryNo) continue
-        const zone = zoneOf[slot]!
-        if (zoneNo !== undefined && zone !== zoneNo) continue
-        const [f, t] = [from[slot]!, to[slot]!]
-        if (f <= atMicros && t > atMicros) push(activeByZone, zone, slot)
-        if (past && f <= thenMicros && t > thenMicros) push(pastByZone, zone, slot)
-      }
-    }
+    const activeByZone = this.slotsByZone(countryNo, zoneNo, atMicros)
     const active = new Map<number, GroupRow[]>()
     for (const [zone, slots] of activeByZone) active.set(zone, this.groupRows(zone, slots, figures))
     const then = new Map<number, ThenRow>()
-    for (const [zone, slots] of pastByZone) {
+    for (const [zone, slots] of past ? this.slotsByZone(countryNo, zoneNo, thenMicros) : []) {
       const sale = slots.filter((slot) => this.attrs[slot]! & SALE)
       then.set(zone, { zone_no: zone, n_active: slots.length, n_sale: sale.length, ppm2: this.medianPpm2(sale) })
     }
@@ -192,6 +185,44 @@ export class HistoryIndex {
 
   // ---- internals --------------------------------------------------------------------------------
 
+  /**
+   * The slots of country `countryNo` (only zone `zoneNo` when given) open at `micros`, per zone: a
+   * count per zone, then each zone's slots placed in its part of one array (no list grows).
+   */
+  private slotsByZone(countryNo: number, zoneNo: number | undefined, micros: number): Map<number, Int32Array> {
+    const { country, zone: zoneOf, from, to } = this
+    const { first, end } = this.ranges[countryNo - 1] ?? { first: 0, end: 0 }
+    const counts = new Int32Array(65_536)
+    let total = 0
+    let last = 0
+    for (let slot = first; slot < end; slot++) {
+      if (country[slot] !== countryNo || from[slot]! > micros || to[slot]! <= micros) continue
+      const zone = zoneOf[slot]!
+      if (zoneNo !== undefined && zone !== zoneNo) continue
+      counts[zone]! += 1
+      total += 1
+      if (zone > last) last = zone
+    }
+    const placed = new Int32Array(total)
+    const next = new Int32Array(65_536)
+    const byZone = new Map<number, Int32Array>()
+    let at = 0
+    for (let zone = 0; zone <= last; zone++) {
+      if (counts[zone] === 0) continue
+      byZone.set(zone, placed.subarray(at, at + counts[zone]!))
+      next[zone] = at
+      at += counts[zone]!
+    }
+    if (total === 0) return byZone
+    for (let slot = first; slot < end; slot++) {
+      if (country[slot] !== countryNo || from[slot]! > micros || to[slot]! <= micros) continue
+      const zone = zoneOf[slot]!
+      if (zoneNo !== undefined && zone !== zoneNo) continue
+      placed[next[zone]!++] = slot
+    }
+    return byZone
+  }
+
   private zoneTouches(country: string): Map<number, number[]> {
     let zones = this.touches.get(country)
     if (!zones) this.touches.set(country, (zones = new Map()))
@@ -199,7 +230,7 @@ export class HistoryIndex {
   }
 
   /** The rows `activeFigures` gives a zone for `figures` (GROUPINGS there), with the columns zoneFactsOf reads of each. */
-  private groupRows(zone: number, slots: readonly number[], figures: Figures): GroupRow[] {
+  private groupRows(zone: number, slots: Int32Array, figures: Figures): GroupRow[] {
     const { attrs } = this
     const rows = [this.row(zone, 7, slots, 'all')]
     if (figures === 'detail') {
@@ -226,9 +257,10 @@ export class HistoryIndex {
    * A row of `activeFigures` over `slots`: `sale` fills the counts and the medians over its sales,
    * `own` those over all of them, `all` the sale medians, the source counts and the median listing time.
    */
-  private row(zone: number, grouped: number, slots: readonly number[], kind: 'all' | 'sale' | 'own'): GroupRow {
-    const sale = kind === 'own' ? [] : slots.filter((slot) => this.attrs[slot]! & SALE)
-    const broker = kind === 'all' ? slots.filter((slot) => this.attrs[slot]! & BROKER).length : 0
+  private row(zone: number, grouped: number, slots: Int32Array, kind: 'all' | 'sale' | 'own'): GroupRow {
+    const sale = kind === 'own' ? new Int32Array(0) : slots.filter((slot) => this.attrs[slot]! & SALE)
+    let broker = 0
+    if (kind === 'all') for (const slot of slots) broker += (this.attrs[slot]! & BROKER) >> 1
     return {
       zone_no: zone,
       grouped,
@@ -252,7 +284,7 @@ export class HistoryIndex {
    * the middles selected by a double key, exact among the keys within 10⁻¹² of theirs; the mean
    * halved at 30 decimals (numeric division) and rounded to cents, halves away from zero.
    */
-  private medianPpm2(slots: readonly number[]): string | null {
+  private medianPpm2(slots: Int32Array): string | null {
     const n = slots.length
     if (n === 0) return null
     const keys = scratchOf(n)
@@ -272,7 +304,7 @@ export class HistoryIndex {
   }
 
   /** The exact price per m² (units of 10⁻³⁰) of the `k`-th smallest among `slots`, whose key is `key`. */
-  private exactAt(slots: readonly number[], k: number, key: number): bigint {
+  private exactAt(slots: Int32Array, k: number, key: number): bigint {
     const [bandLow, bandHigh] = [key - Math.abs(key) * 1e-12, key + Math.abs(key) * 1e-12]
     let below = 0
     const band: number[] = []
@@ -299,7 +331,13 @@ export class HistoryIndex {
     const slot = this.freeSlots.pop() ?? this.slots++
     if (slot >= this.next.length) this.grow(slot + 1)
     let countryNo = this.countries.indexOf(interval.country) + 1
-    if (countryNo === 0) countryNo = this.countries.push(interval.country)
+    if (countryNo === 0) {
+      countryNo = this.countries.push(interval.country)
+      this.ranges.push({ first: slot, end: slot + 1 })
+    }
+    const range = this.ranges[countryNo - 1]!
+    if (slot < range.first) range.first = slot
+    if (slot >= range.end) range.end = slot + 1
     const [whole, high, low] = decimal30(interval.ppm2)
     const typeNo = PROPERTY_TYPES.indexOf(interval.propertyType as (typeof PROPERTY_TYPES)[number])
     this.country[slot] = countryNo
@@ -344,12 +382,6 @@ function grown<T extends Typed>(array: T, size: number, fill: number): T {
   return bigger
 }
 
-function push(map: Map<number, number[]>, key: number, value: number): void {
-  const list = map.get(key)
-  if (list) list.push(value)
-  else map.set(key, [value])
-}
-
 /** Position after the last element ≤ `value` of the ascending `times`. */
 function upperBound(times: readonly number[], value: number): number {
   let lo = 0
@@ -377,7 +409,7 @@ function scratchOf(n: number): Float64Array {
 }
 
 /** `mean(lower, upper)` of the middle values of `column` at `slots` (null for none), as SQL's text of it. */
-function medianOf(column: Float64Array, slots: readonly number[], mean: (lower: number, upper: number) => string): string | null {
+function medianOf(column: Float64Array, slots: Int32Array, mean: (lower: number, upper: number) => string): string | null {
   const n = slots.length
   if (n === 0) return null
   const values = scratchOf(n)
