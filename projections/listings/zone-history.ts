@@ -126,10 +126,15 @@ async function load(db: Db, generation: LiveGeneration): Promise<Loaded> {
   return db.transaction(async (tx) => {
     if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
     const [count] = await tx.query<{ n: unknown }>(`select count(*) as n from ${tables.history}`)
-    const index = HistoryIndex.of(touchesOfZones(await zoneTouches(tx, tables)), toNumber(count!.n))
-    // A country at a time: at a million listings the whole history as text would be ~150 MB at once.
-    for (const { country } of await tx.query<{ country: string }>(`select distinct country from ${tables.touches}`)) {
-      for (const interval of intervalsOf(await intervalGroups(tx, tables, 'country = $1', [country]))) index.add(interval)
+    const touches = await zoneTouches(tx, tables)
+    const index = HistoryIndex.of(touchesOfZones(touches), toNumber(count!.n))
+    const zones = touches.map((zone) => ({ country: zone.country, zoneNo: toNumber(zone.zone_no) }))
+    touches.length = 0
+    // A zone at a time: at a million listings the whole history as text would be ~150 MB at once.
+    zones.sort((a, b) => (a.country < b.country ? -1 : a.country > b.country ? 1 : a.zoneNo - b.zoneNo))
+    for (const zone of zones) {
+      const groups = await intervalGroups(tx, tables, 'country = $1 and zone_no = $2', [zone.country, zone.zoneNo])
+      for (const interval of intervalsOf(groups)) index.add(interval)
     }
     return { index, tables }
   })
