@@ -3,11 +3,11 @@
  * model takes to load into memory, the process's resident memory, and what the index costs per
  * search (page ids + records + response object, no HTTP) for typical and deep pages.
  *
- *   DATABASE_URL='postgres://postgres@127.0.0.1:5432/test?search_path=bench_listings_1m' npx bun bench/inventory.ts [--miss-pages 4000] [--miss-only]
+ *   DATABASE_URL='postgres://postgres@127.0.0.1:5432/test?search_path=bench_listings_1m' npx bun bench/inventory.ts [--miss-pages 4000] [--miss-concurrency 50] [--miss-only]
  *
  * Last, the miss-heavy pattern of bench/results.md ("pages rotating over 8 countries × 3 orders ×
- * 500 offsets", 20 a page: nearly every page misses the record cache), `--miss-pages` pages in
- * sequence, with the process's peak RSS (VmHWM) and its RSS sampled every 100 pages; `--miss-only`
+ * 500 offsets", 20 a page: nearly every page misses the record cache), `--miss-pages` pages,
+ * `--miss-concurrency` at a time (each answer serialised), with the process's peak RSS (VmHWM) and its RSS sampled; `--miss-only`
  * measures only that, right after the load.
  *
  * Uses the schema bench/listings-load.ts fills. Prints its results; the HTTP side is bench/listings.ts.
@@ -20,7 +20,7 @@ import { MAX_LIMIT, MAX_OFFSET } from '../projections/listings/search.ts'
 import { listingSearchOf } from '../src/listings/search-query.ts'
 import { COUNTRIES } from '../src/domain/market/vocabulary.ts'
 
-const { values: flags } = parseArgs({ options: { 'miss-pages': { type: 'string', default: '4000' }, 'miss-only': { type: 'boolean', default: false } } })
+const { values: flags } = parseArgs({ options: { 'miss-pages': { type: 'string', default: '4000' }, 'miss-only': { type: 'boolean', default: false }, 'miss-concurrency': { type: 'string', default: '50' } } })
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) throw new Error('DATABASE_URL is not set')
 const megabytes = (bytes: number) => Math.round(bytes / 1e6)
@@ -89,11 +89,18 @@ const missPages = Number(flags['miss-pages'])
 const sorts = ['newest', 'price_asc', 'price_desc']
 const missing = performance.now()
 let highest = 0
-for (let page = 0; page < missPages; page++) {
-  // Consecutive pages differ in country, order and offset, like wrk rotating over the URLs.
-  const [country, sort, offset] = [COUNTRIES[page % 8]!, sorts[Math.floor(page / 8) % 3]!, (Math.floor(page / 24) * 7919) % 500 * 20]
-  await inventory.search(listingSearchOf({ country, sort, offset: String(offset) }), now)
-  if (page % 100 === 0) highest = Math.max(highest, process.memoryUsage().rss)
+// `--miss-concurrency` searches in flight at once, like wrk's connections.
+const concurrency = Number(flags['miss-concurrency'])
+for (let first = 0; first < missPages; first += concurrency) {
+  const pages = Array.from({ length: Math.min(concurrency, missPages - first) }, (_, i) => first + i)
+  await Promise.all(
+    pages.map((page) => {
+      // Consecutive pages differ in country, order and offset, like wrk rotating over the URLs.
+      const [country, sort, offset] = [COUNTRIES[page % 8]!, sorts[Math.floor(page / 8) % 3]!, ((Math.floor(page / 24) * 7919) % 500) * 20]
+      return inventory.search(listingSearchOf({ country, sort, offset: String(offset) }), now).then((answer) => JSON.stringify(answer).length)
+    }),
+  )
+  highest = Math.max(highest, process.memoryUsage().rss)
 }
 console.log(
   JSON.stringify({
