@@ -4,7 +4,7 @@ import { generationTables } from '../engine/generations.ts'
 import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
 import { type Db, type Row, toIso, toNumber } from '../../src/db/port.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import type { Country, Currency, Operation, PropertyType } from '../../src/domain/market/vocabulary.ts'
+import { COUNTRIES, type Country, type Currency, CURRENCIES, OPERATIONS, type Operation, type PropertyType, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'
 import { zoneName, zoneSlug } from '../../src/domain/market/zone-name.ts'
 import { daysOnMarket } from '../../src/domain/market/statistics.ts'
 import { type ListingKey, ListingIndex } from './inventory-index.ts'
@@ -88,24 +88,47 @@ const keyOf = (row: KeyRow): ListingKey => ({
   priceCents: toNumber(row.cents),
 })
 
+/**
+ * The one copy of each vocabulary word and zone name: every row read brings its own copy of these
+ * strings, and at 50,000 cached records (and more waiting for their query under a miss-heavy load)
+ * six strings and an object per record add up.
+ */
+const WORDS = new Map<string, string>([...COUNTRIES, ...OPERATIONS, ...PROPERTY_TYPES, ...CURRENCIES].map((word) => [word, word]))
+const word = <T extends string>(text: T): T => (WORDS.get(text) as T | undefined) ?? text
+const ZONES = new Map<number, { zone: string; slug: string }>()
+function zoneNamesOf(zoneNo: number): { zone: string; slug: string } {
+  let names = ZONES.get(zoneNo)
+  if (!names) ZONES.set(zoneNo, (names = { zone: zoneName(zoneNo), slug: zoneSlug(zoneNo) }))
+  return names
+}
+
+/** One broker object per broker (a few per market), replaced when its name changes. */
+const BROKERS = new Map<string, { id: string; name: string }>()
+function brokerOf(id: string, name: string): { id: string; name: string } {
+  let broker = BROKERS.get(id)
+  if (broker?.name !== name) BROKERS.set(id, (broker = { id, name }))
+  return broker
+}
+
 const cachedOf = (r: RecordRow): CachedListing => {
   const listedAt = toIso(r.listed_at)
+  const names = zoneNamesOf(r.zone_no)
   return {
     id: r.listing_id,
-    country: r.country,
-    zone: zoneName(r.zone_no),
-    zone_slug: zoneSlug(r.zone_no),
-    operation: r.operation,
-    property_type: r.property_type,
+    country: word(r.country),
+    zone: names.zone,
+    zone_slug: names.slug,
+    operation: word(r.operation),
+    property_type: word(r.property_type),
     title: r.title,
     price_usd: Number(r.price_usd),
     price_local: r.price_local,
-    currency: r.currency,
+    currency: word(r.currency),
     area_m2: r.area_m2,
     price_per_m2_usd: Number(r.ppm2_usd),
     bedrooms: r.bedrooms,
     bathrooms: r.bathrooms,
-    broker: { id: r.broker_id, name: r.broker_name },
+    broker: brokerOf(r.broker_id, r.broker_name),
     verified_at: toIso(r.verified_at),
     listed_at: listedAt,
     listedMs: Date.parse(listedAt),

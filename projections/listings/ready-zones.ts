@@ -7,14 +7,13 @@ import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { isListingEvent } from '../../src/domain/listings/listing.ts'
 import { COUNTRIES, type Country } from '../../src/domain/market/vocabulary.ts'
 import type { ListingsTables } from './projection.ts'
+import { ZoneHistory } from './zone-history.ts'
 import { zoneNumberOfName } from '../../src/domain/market/zone-name.ts'
 import {
   type ActiveFigures,
   activeFigures,
   type CountryZoneFacts,
-  countryZoneFactsAt,
   type Figures,
-  firstListingEvent,
   marketClock,
   type PastFigures,
   pastFigures,
@@ -25,7 +24,6 @@ import {
   zonesOf,
 } from './zone-statistics.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
-import { AppError } from '../../src/shared/errors.ts'
 
 type PreparedCountry = { zones: readonly ZoneRow[]; active: ActiveFigures; past: PastFigures; facts: CountryZoneFacts }
 type Prepared = { clock: string | null; countries: ReadonlyMap<Country, PreparedCountry> }
@@ -91,9 +89,13 @@ function changesOf(events: readonly RecordedEvent[]): Changes {
  * for zones wait for it, everything else is served at once.
  */
 export class ReadyZones {
+  private histories: ZoneHistory | null = null
+
   private constructor(
     private readonly db: Db,
     private readonly prepared: Follower<Prepared>,
+    private readonly advancing: LiveAdvancing,
+    private readonly onError: (error: unknown) => void,
   ) {}
 
   /**
@@ -114,7 +116,7 @@ export class ReadyZones {
       },
       onError,
     )
-    return new ReadyZones(db, prepared)
+    return new ReadyZones(db, prepared, advancing, onError)
   }
 
   /** GET /zones's zones of `country` at `now`. */
@@ -129,37 +131,31 @@ export class ReadyZones {
 
   /**
    * The statistics of `country`'s zones (only `zoneNo` when given; only `figures`) as the market stood
-   * at the instant `at`, computed from the live generation's history when asked (not prepared: any instant may be asked).
+   * at the instant `at`, computed when asked (any instant may be asked) from the live generation's
+   * history, held in memory from the first such question on (zone-history.ts).
    */
   async factsAt(country: Country, at: Date, zoneNo?: number, figures: Figures = 'detail'): Promise<CountryZoneFacts> {
-    const t = await this.pointInTimeTables()
-    return this.db.transaction(async (tx) => {
-      if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
-      return countryZoneFactsAt(tx, t, country, at, zoneNo, figures)
-    })
+    return this.history().factsAt(country, at, zoneNo, figures)
   }
 
   /** The time of the first listing event (null without any): before it the market is unknown. */
   async firstEvent(): Promise<string | null> {
-    return firstListingEvent(this.db, await this.pointInTimeTables())
-  }
-
-  /** The live generation's tables, which answer as of a past instant from listings version 3 on. */
-  private async pointInTimeTables(): Promise<ListingsTables> {
-    const live = await liveTables(this.db).of(listingsProjection)
-    if (live.version < 3) {
-      throw new AppError('service_unavailable', `answers as of a past instant need listings v3, being built (${live.id} is live)`)
-    }
-    return generationTables(listingsProjection, live)
+    return this.history().firstEvent()
   }
 
   /** Resolves when no preparation is pending (tests, after applying events). */
-  settled(): Promise<void> {
-    return this.prepared.settled()
+  async settled(): Promise<void> {
+    await Promise.all([this.prepared.settled(), this.histories?.settled()])
   }
 
   stop(): void {
     this.prepared.stop()
+    this.histories?.stop()
+  }
+
+  /** Loaded on first use: a process that is never asked about the past does not hold it (~100 MB at a million listings). */
+  private history(): ZoneHistory {
+    return (this.histories ??= ZoneHistory.follow(this.db, this.advancing, this.onError))
   }
 
   private async factsOf(country: Country): Promise<CountryZoneFacts> {

@@ -1,0 +1,164 @@
+import { listingsProjection, type ListingsTables } from './projection.ts'
+import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
+import { generationTables } from '../engine/generations.ts'
+import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
+import { type Db, type Row, type Sql, toNumber } from '../../src/db/port.ts'
+import type { RecordedEvent } from '../../src/eventstore/port.ts'
+import type { Country } from '../../src/domain/market/vocabulary.ts'
+import { AppError } from '../../src/shared/errors.ts'
+import { HistoryIndex, type Interval, type Touch } from './history-index.ts'
+import type { CountryZoneFacts, Figures } from './zone-statistics.ts'
+
+const micros = (column: string) => `(extract(epoch from ${column}) * 1000000)::int8`
+/** An interval's fields after its group's, as text: listing, listing time, cents, exact price per m², from, to (empty while open). */
+const FIELDS = `concat_ws(',', listing_id, ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd, ${micros('valid_from')},
+  coalesce(${micros('valid_to')}::text, ''))`
+const GROUP = 'country, zone_no, operation, source, property_type, bedrooms'
+const FIELD_COUNT = 6
+
+type GroupRow = Row & { country: string; zone_no: number; operation: string; source: string; property_type: string; bedrooms: number; intervals: string }
+
+/** The intervals of groups of rows sharing country, zone, operation, source, type and bedrooms (fewer rows to decode). */
+function* intervalsOf(groups: readonly GroupRow[]): Generator<Interval> {
+  for (const group of groups) {
+    const fields = group.intervals.split(',')
+    for (let i = 0; i + FIELD_COUNT - 1 < fields.length; i += FIELD_COUNT) {
+      yield {
+        listingId: fields[i]!,
+        country: group.country,
+        zone: toNumber(group.zone_no),
+        operation: group.operation,
+        source: group.source,
+        propertyType: group.property_type,
+        bedrooms: toNumber(group.bedrooms),
+        listedMicros: Number(fields[i + 1]),
+        cents: Number(fields[i + 2]),
+        ppm2: fields[i + 3]!,
+        fromMicros: Number(fields[i + 4]),
+        toMicros: fields[i + 5] === '' ? null : Number(fields[i + 5]),
+      }
+    }
+  }
+}
+
+const intervalGroups = (sql: Sql, t: ListingsTables, where = 'true', params: unknown[] = []) =>
+  sql.query<GroupRow>(`select ${GROUP}, string_agg(${FIELDS}, ',') as intervals from ${t.history} where ${where} group by ${GROUP}`, params)
+
+const touchRows = (sql: Sql, t: ListingsTables, where = 'true', params: unknown[] = []) =>
+  sql.query<Row & { country: string; zone_no: number; at: unknown }>(`select country, zone_no, ${micros('at')} as at from ${t.touches} where ${where}`, params)
+const touchOf = (row: { country: string; zone_no: number; at: unknown }): Touch => ({ country: row.country, zone: toNumber(row.zone_no), micros: toNumber(row.at) })
+
+/** Every touch time of each zone as one text (a row per touch would be ~1.6 million objects at a million listings). */
+const zoneTouches = (sql: Sql, t: ListingsTables) =>
+  sql.query<Row & { country: string; zone_no: number; times: string }>(
+    `select country, zone_no, string_agg(${micros('at')}::text, ',') as times from ${t.touches} group by country, zone_no`,
+  )
+
+function* touchesOfZones(zones: readonly { country: string; zone_no: number; times: string }[]): Generator<Touch> {
+  for (const zone of zones) for (const time of zone.times.split(',')) yield { country: zone.country, zone: toNumber(zone.zone_no), micros: Number(time) }
+}
+
+/** A generation's history in memory, or why it cannot answer (a generation older than version 3 lacks what it reads). */
+type Loaded = { index: HistoryIndex; tables: ListingsTables } | { unavailable: string }
+
+/**
+ * Answers as of a past instant (GET /zones?as_of, /zone/{slug}?as_of, the monthly history) from the
+ * live generation's history held in memory (HistoryIndex), kept by a follower of the live generation
+ * (engine/follow.ts): every batch it settles re-reads the intervals of the listings its events name
+ * and the touches at their times; a promotion or rollback loads the new generation whole.
+ */
+export class ZoneHistory {
+  private constructor(private readonly loaded: Follower<Loaded>) {}
+
+  static follow(db: Db, advancing: LiveAdvancing, onError: (error: unknown) => void): ZoneHistory {
+    return new ZoneHistory(
+      followLive(
+        { live: liveTables(db), advancing },
+        {
+          projection: listingsProjection,
+          what: 'zone histories',
+          load: (generation) => load(db, generation),
+          advance: (loaded, events) => ('index' in loaded ? reread(db, loaded, events).then(() => loaded) : Promise.resolve(loaded)),
+        },
+        onError,
+      ),
+    )
+  }
+
+  /** `countryZoneFactsAt` (zone-statistics.ts) of the live generation, from memory. */
+  async factsAt(country: Country, at: Date, zoneNo?: number, figures: Figures = 'detail'): Promise<CountryZoneFacts> {
+    return (await this.index()).factsAt(country, at, zoneNo, figures)
+  }
+
+  /** The time of the first listing event (null without any). */
+  async firstEvent(): Promise<string | null> {
+    const first = (await this.index()).firstEventMicros()
+    return first === null ? null : new Date(Math.floor(first / 1000)).toISOString()
+  }
+
+  /** Intervals held, for measurements. */
+  get size(): number {
+    const loaded = this.loaded.latest()
+    return loaded && 'index' in loaded ? loaded.index.size : 0
+  }
+
+  settled(): Promise<void> {
+    return this.loaded.settled()
+  }
+
+  stop(): void {
+    this.loaded.stop()
+  }
+
+  private async index(): Promise<HistoryIndex> {
+    const loaded = await this.loaded.current()
+    if ('unavailable' in loaded) throw new AppError('service_unavailable', loaded.unavailable)
+    return loaded.index
+  }
+}
+
+/** The whole history of `generation`, from one snapshot (on PostgreSQL, repeatable read). */
+async function load(db: Db, generation: LiveGeneration): Promise<Loaded> {
+  if (generation.version < 3) {
+    return { unavailable: `answers as of a past instant need listings v3, being built (${generation.id} is live)` }
+  }
+  const tables = generationTables(listingsProjection, generation)
+  return db.transaction(async (tx) => {
+    if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+    const [count] = await tx.query<{ n: unknown }>(`select count(*) as n from ${tables.history}`)
+    const touches = await zoneTouches(tx, tables)
+    const index = HistoryIndex.of(touchesOfZones(touches), toNumber(count!.n))
+    const zones = touches.map((zone) => ({ country: zone.country, zoneNo: toNumber(zone.zone_no) }))
+    touches.length = 0
+    // A zone at a time: at a million listings the whole history as text would be ~150 MB at once.
+    zones.sort((a, b) => (a.country < b.country ? -1 : a.country > b.country ? 1 : a.zoneNo - b.zoneNo))
+    for (const zone of zones) {
+      const groups = await intervalGroups(tx, tables, 'country = $1 and zone_no = $2', [zone.country, zone.zoneNo])
+      for (const interval of intervalsOf(groups)) index.add(interval)
+    }
+    return { index, tables }
+  })
+}
+
+/** Reads again the intervals of the listings `events` name, and the touches at their times. */
+async function reread(db: Db, loaded: { index: HistoryIndex; tables: ListingsTables }, events: readonly RecordedEvent[]): Promise<void> {
+  const ids = new Set<string>()
+  const times = new Set<string>()
+  for (const event of events) {
+    const data = event.data as { listing_id?: unknown; observed_at?: unknown }
+    if (typeof data.listing_id === 'string') ids.add(data.listing_id)
+    if (typeof data.observed_at === 'string') times.add(data.observed_at)
+  }
+  if (ids.size === 0) return
+  const [groups, touches] = await db.transaction(async (tx) => {
+    if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+    return [
+      await intervalGroups(tx, loaded.tables, 'listing_id = any($1::text[])', [[...ids]]),
+      await touchRows(tx, loaded.tables, 'at = any($1::timestamptz[])', [[...times]]),
+    ] as const
+  })
+  const byListing = new Map<string, Interval[]>([...ids].map((id) => [id, []]))
+  for (const interval of intervalsOf(groups)) byListing.get(interval.listingId)?.push(interval)
+  for (const [id, intervals] of byListing) loaded.index.replace(id, intervals)
+  for (const row of touches) loaded.index.touch(touchOf(row))
+}
