@@ -34,6 +34,8 @@ export type Follower<S> = {
    * `service_unavailable` when that load failed, and at once from then on until a retry succeeds.
    */
   current(): S | Promise<S>
+  /** Whether `current()` answers at once with the live generation's state (loaded, no switch or failure pending). */
+  ready(): boolean
   /** The state last loaded, without waiting: during a switch, still the previous generation's (undefined before the first load). */
   latest(): S | undefined
   /** The generation the state is of (null before the first load). */
@@ -144,6 +146,7 @@ export function followLive<S>(
 
   return {
     current: () => (waiting ? waiting.promise.then(() => state!.value) : failed ? Promise.reject(failed) : state!.value),
+    ready: () => waiting === null && failed === null && state !== null,
     latest: () => state?.value,
     get generation() {
       return state?.generation ?? null

@@ -13,7 +13,9 @@ import {
   type ActiveFigures,
   activeFigures,
   type CountryZoneFacts,
+  countryZoneFactsAt,
   type Figures,
+  firstListingEvent,
   marketClock,
   type PastFigures,
   pastFigures,
@@ -24,6 +26,8 @@ import {
   zonesOf,
 } from './zone-statistics.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
+import { outsideRequests } from '../../src/runtime/dependency.ts'
+import { AppError } from '../../src/shared/errors.ts'
 
 type PreparedCountry = { zones: readonly ZoneRow[]; active: ActiveFigures; past: PastFigures; facts: CountryZoneFacts }
 type Prepared = { clock: string | null; countries: ReadonlyMap<Country, PreparedCountry> }
@@ -132,15 +136,24 @@ export class ReadyZones {
   /**
    * The statistics of `country`'s zones (only `zoneNo` when given; only `figures`) as the market stood
    * at the instant `at`, computed when asked (any instant may be asked) from the live generation's
-   * history, held in memory from the first such question on (zone-history.ts).
+   * history, held in memory from the first such question on (zone-history.ts). Until that copy is
+   * loaded (seconds to a minute at a million listings) the same answer comes from SQL, within the
+   * request's bound like any query: a request never waits for the load.
    */
   async factsAt(country: Country, at: Date, zoneNo?: number, figures: Figures = 'detail'): Promise<CountryZoneFacts> {
-    return this.history().factsAt(country, at, zoneNo, figures)
+    const history = this.history()
+    if (history.ready) return history.factsAt(country, at, zoneNo, figures)
+    const t = await this.pointInTimeTables()
+    return this.db.transaction(async (tx) => {
+      if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+      return countryZoneFactsAt(tx, t, country, at, zoneNo, figures)
+    })
   }
 
   /** The time of the first listing event (null without any): before it the market is unknown. */
   async firstEvent(): Promise<string | null> {
-    return this.history().firstEvent()
+    const history = this.history()
+    return history.ready ? history.firstEvent() : firstListingEvent(this.db, await this.pointInTimeTables())
   }
 
   /** Resolves when no preparation is pending (tests, after applying events). */
@@ -153,9 +166,21 @@ export class ReadyZones {
     this.histories?.stop()
   }
 
-  /** Loaded on first use: a process that is never asked about the past does not hold it (~100 MB at a million listings). */
+  /**
+   * Loaded on first use: a process that is never asked about the past does not hold it (~100 MB at a
+   * million listings). Loaded outside the request that asked first: its calls are not bounded by that request's.
+   */
   private history(): ZoneHistory {
-    return (this.histories ??= ZoneHistory.follow(this.db, this.advancing, this.onError))
+    return (this.histories ??= outsideRequests(() => ZoneHistory.follow(this.db, this.advancing, this.onError)))
+  }
+
+  /** The live generation's tables, which answer as of a past instant from listings version 3 on. */
+  private async pointInTimeTables(): Promise<ListingsTables> {
+    const live = await liveTables(this.db).of(listingsProjection)
+    if (live.version < 3) {
+      throw new AppError('service_unavailable', `answers as of a past instant need listings v3, being built (${live.id} is live)`)
+    }
+    return generationTables(listingsProjection, live)
   }
 
   private async factsOf(country: Country): Promise<CountryZoneFacts> {

@@ -96,6 +96,11 @@ export class ZoneHistory {
     return first === null ? null : new Date(Math.floor(first / 1000)).toISOString()
   }
 
+  /** Whether the live generation's history is loaded (and it can answer): `factsAt` answers at once. */
+  get ready(): boolean {
+    return this.loaded.ready()
+  }
+
   /** Intervals held, for measurements. */
   get size(): number {
     const loaded = this.loaded.latest()
