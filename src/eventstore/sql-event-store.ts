@@ -174,7 +174,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
       const inserted = await tx.query<{ stream_name: string; global_position: unknown }>(
         `insert into mirador_events (event_id, stream_name, stream_revision, category, event_type, data, metadata)
          select x.event_id, x.stream_name, x.stream_revision, x.category, x.event_type, x.data, x.metadata
-           from jsonb_to_recordset($1::text::jsonb) as x(n integer, event_id uuid, stream_name text,
+           from json_to_recordset($1::text::json) as x(n integer, event_id uuid, stream_name text,
              stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb)
           order by x.n
          returning stream_name, global_position`,
@@ -348,7 +348,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
         `insert into mirador_events (global_position, event_id, stream_name, stream_revision, category, event_type, data, metadata, recorded_at)
          overriding system value
          select x.global_position, x.event_id, x.stream_name, x.stream_revision, x.category, x.event_type, x.data, x.metadata, x.recorded_at
-           from jsonb_to_recordset($1::text::jsonb) as x(global_position bigint, event_id uuid, stream_name text,
+           from json_to_recordset($1::text::json) as x(global_position bigint, event_id uuid, stream_name text,
              stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb, recorded_at timestamptz)
           order by x.global_position`,
         [
