@@ -120,6 +120,7 @@ export class ApplyEngine {
    * its own cost does not grow with the table.
    */
   private async analyzeAsTheyGrow(tables: Readonly<Record<string, string>>, fresh: number): Promise<void> {
+    if (fresh === 0) return
     const names = Object.values(tables)
     const key = names.join(' ')
     const count = this.analyzed.get(key) ?? { applied: 0, at: ANALYZE_FIRST }
@@ -127,7 +128,8 @@ export class ApplyEngine {
     this.analyzed.set(key, count)
     if (count.applied < count.at) return
     count.at = count.applied * 2
-    for (const table of names) await this.db.query(`analyze ${table}`)
+    // The batch is committed: tables pruned meanwhile are no failure of it.
+    for (const table of names) await this.db.query(`analyze ${table}`).catch(() => {})
   }
 
   /** Records why applying to `generation` failed; a failure to record it is not the error to report. */
