@@ -6,10 +6,12 @@
  * - bulk ingestion: a generated feed of `--listings` demo listings written as NDJSON, recorded with
  *   `bun src/cli.ts ingest FILE` against a running server (embedded store: through the server's
  *   socket; PostgreSQL: the CLI writes to the database itself), then the time until the server's
- *   read models have caught up.
+ *   read models have caught up. The feed is given to the CLI in files of `--chunk-lines` lines (one
+ *   `ingest` each, as a feed arrives day by day), so that the rate is printed per chunk: whether a
+ *   line costs more as the store grows. The CLI's peak RSS (VmHWM) is sampled while it runs.
  *
  *   npx bun bench/ingest.ts [--listings 50000] [--startups 3] [--no-pglite] [--no-postgres] [--no-write]
- *                           [--batches all-or-nothing,stream-by-stream]
+ *                           [--chunk-lines 100000] [--batches all-or-nothing,stream-by-stream]
  *                           [--baseline DIR [--baseline-label TEXT] [--baseline-listings N]]
  *
  * `--batches` names how the event store records each batch of listings: all or nothing (one
@@ -25,6 +27,7 @@
  * bench/results.md (section "Ingestion and demo seeding") unless --no-write.
  */
 import { execFile } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
@@ -47,6 +50,7 @@ const { values: flags } = parseArgs({
     'no-postgres': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     batches: { type: 'string', default: 'all-or-nothing,stream-by-stream' },
+    'chunk-lines': { type: 'string', default: '100000' },
   },
 })
 type Batches = 'all-or-nothing' | 'stream-by-stream'
@@ -57,6 +61,7 @@ const batchModes = flags.batches.split(',').map((b) => {
 const listings = Number(flags.listings)
 const baselineListings = flags.baseline && flags['baseline-listings'] ? Number(flags['baseline-listings']) : listings
 const startups = Number(flags.startups)
+const chunkLines = Number(flags['chunk-lines'])
 const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
 
 type Code = { label: string; root: string }
@@ -90,16 +95,36 @@ async function startServer(root: string, extraEnv: Record<string, string>): Prom
   return server
 }
 
-function cli(root: string, env: Record<string, string>, ...args: string[]): Promise<Record<string, unknown>> {
-  return new Promise((done, fail) =>
-    execFile(
-      BUN,
-      ['src/cli.ts', ...args, '--json'],
-      { cwd: root, env: { ...process.env, REDIS_URL: '', DATABASE_URL: '', ...env }, maxBuffer: 64 * 2 ** 20 },
-      (error, stdout, stderr) => (error ? fail(new Error(`cli ${args.join(' ')}: ${error.message}\n${stderr}`)) : done(JSON.parse(stdout))),
-    ),
-  )
+/** Peak resident memory (VmHWM) of a process in MiB, 0 once it is gone. */
+async function peakMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
+  const kib = /VmHWM:\s+(\d+)/.exec(status)?.[1]
+  return kib ? Number(kib) / 1024 : 0
 }
+
+/** Runs the CLI; `peak` is its peak RSS as last sampled (every 200 ms) before it exited. */
+async function cliMeasured(root: string, env: Record<string, string>, ...args: string[]): Promise<{ result: Record<string, unknown>; peak: number }> {
+  let peak = 0
+  let child: ReturnType<typeof execFile> | undefined
+  const sampler = setInterval(() => {
+    if (child?.pid) void peakMiB(child.pid).then((mib) => (peak = Math.max(peak, mib)))
+  }, 200)
+  try {
+    const result = await new Promise<Record<string, unknown>>((done, fail) => {
+      child = execFile(
+        BUN,
+        ['src/cli.ts', ...args, '--json'],
+        { cwd: root, env: { ...process.env, REDIS_URL: '', DATABASE_URL: '', ...env }, maxBuffer: 64 * 2 ** 20 },
+        (error, stdout, stderr) => (error ? fail(new Error(`cli ${args.join(' ')}: ${error.message}\n${stderr}`)) : done(JSON.parse(stdout))),
+      )
+    })
+    return { result, peak }
+  } finally {
+    clearInterval(sampler)
+  }
+}
+
+const cli = async (root: string, env: Record<string, string>, ...args: string[]) => (await cliMeasured(root, env, ...args)).result
 
 type Startup = { seed: number; projections: number; startupMs: number; untilListening: number }
 
@@ -119,8 +144,21 @@ async function measureStartup(code: Code): Promise<Startup> {
   }
 }
 
-type Feed = { listings: number; lines: number; path: string }
-type Ingest = { code: string; store: string; batches: Batches; feed: Feed; events: number; seconds: number; currentAfter: number }
+/** The feed, and the same lines cut into files of `chunkLines` lines. */
+type Feed = { listings: number; lines: number; chunks: { path: string; lines: number }[] }
+/** One chunk's CLI run: its lines, the CLI's own ingest time, and its wall time (start-up and the catch-up before exit included). */
+type Chunk = { lines: number; ingestSeconds: number; wallSeconds: number }
+type Ingest = {
+  code: string
+  store: string
+  batches: Batches
+  feed: Feed
+  events: number
+  seconds: number
+  currentAfter: number
+  chunks: Chunk[]
+  cliPeakMiB: number
+}
 
 async function dropSchema() {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
@@ -145,8 +183,22 @@ async function measureIngest(code: Code, store: 'pglite' | 'postgres', feed: Fee
     const logged = server.log('event_store')?.batches
     if (logged !== undefined && logged !== batches) throw new Error(`the server records batches ${logged}, not ${batches}`)
     const started = performance.now()
-    const result = await cli(code.root, env, 'ingest', feed.path)
-    if (Number(result.read) !== feed.lines || Number(result.rejected) !== 0) throw new Error(`unexpected ingest result ${JSON.stringify(result)}`)
+    const chunks: Chunk[] = []
+    let cliPeakMiB = 0
+    let linesDone = 0
+    for (const chunk of feed.chunks) {
+      const chunkStarted = performance.now()
+      const { result, peak } = await cliMeasured(code.root, env, 'ingest', chunk.path)
+      if (Number(result.read) !== chunk.lines || Number(result.rejected) !== 0) throw new Error(`unexpected ingest result ${JSON.stringify(result)}`)
+      const run = { lines: chunk.lines, ingestSeconds: Number(result.seconds), wallSeconds: (performance.now() - chunkStarted) / 1000 }
+      chunks.push(run)
+      cliPeakMiB = Math.max(cliPeakMiB, peak)
+      linesDone += chunk.lines
+      console.log(
+        `  ${code.label} ${store} lines ${linesDone - chunk.lines + 1}–${linesDone}: ${(run.lines / run.wallSeconds).toFixed(0)} lines/s ` +
+          `(CLI ingest ${(run.lines / run.ingestSeconds).toFixed(0)} lines/s; wall ${run.wallSeconds.toFixed(1)} s), CLI peak RSS ${peak.toFixed(0)} MiB, load ${os.loadavg()[0]!.toFixed(2)}`,
+      )
+    }
     const seconds = (performance.now() - started) / 1000
     let status: { projection: string; state: string; head: number; lag_events: number }[]
     for (;;) {
@@ -157,7 +209,7 @@ async function measureIngest(code: Code, store: 'pglite' | 'postgres', feed: Fee
       await sleep(100)
     }
     const currentAfter = (performance.now() - started) / 1000
-    const line = { code: code.label, store, batches, feed, events: status[0]!.head, seconds, currentAfter }
+    const line = { code: code.label, store, batches, feed, events: status[0]!.head, seconds, currentAfter, chunks, cliPeakMiB }
     console.log(
       `${line.code.padEnd(24)} ${store.padEnd(9)} ${batches.padEnd(16)} ${feed.lines} lines → ${line.events} events in ${seconds.toFixed(1)} s ` +
         `(${(feed.lines / seconds).toFixed(0)} lines/s); read models current after ${currentAfter.toFixed(1)} s`,
@@ -202,16 +254,24 @@ for (let round = 1; round <= startups; round++) {
 const feedDir = mkdtempSync(join(os.tmpdir(), 'mirador-bench-feed-'))
 /** A demo feed of `size` listings as NDJSON, in observation order like a real export. */
 async function writeFeed(size: number): Promise<Feed> {
-  const path = join(feedDir, `feed-${size}.ndjson`)
   const records = generateDemoFeed({ seed: 'bench', listings: size, anchor: new Date('2026-11-01T00:00:00.000Z') })
-  await new Promise<void>((done, fail) => {
-    const out = createWriteStream(path)
-    out.on('error', fail)
-    for (const record of records) out.write(`${JSON.stringify(record)}\n`)
-    out.end(done)
-  })
-  console.log(`feed: ${size} listings, ${records.length} lines, ${(Bun.file(path).size / 2 ** 20).toFixed(1)} MiB`)
-  return { listings: size, lines: records.length, path }
+  const write = (file: string, from: number, to: number) =>
+    new Promise<void>((done, fail) => {
+      const out = createWriteStream(file)
+      out.on('error', fail)
+      for (let i = from; i < to; i++) out.write(`${JSON.stringify(records[i])}\n`)
+      out.end(done)
+    })
+  const chunks: Feed['chunks'] = []
+  for (let from = 0; from < records.length; from += chunkLines) {
+    const to = Math.min(records.length, from + chunkLines)
+    const file = join(feedDir, `feed-${size}-${chunks.length}.ndjson`)
+    await write(file, from, to)
+    chunks.push({ path: file, lines: to - from })
+  }
+  const mib = chunks.reduce((n, chunk) => n + Bun.file(chunk.path).size, 0) / 2 ** 20
+  console.log(`feed: ${size} listings, ${records.length} lines in ${chunks.length} files, ${mib.toFixed(1)} MiB`)
+  return { listings: size, lines: records.length, chunks }
 }
 
 const stores: ('pglite' | 'postgres')[] = flags['no-pglite'] ? [] : ['pglite']
@@ -242,7 +302,10 @@ if (!flags['no-write']) {
     '`bun src/cli.ts ingest FILE` against a running server (embedded store: through its socket; PostgreSQL: the CLI writes to the',
     'database itself while the server projects), and the time until every projection has caught up is read with',
     '`projections status`. "ingest" is the wall time of the CLI process (with PostgreSQL it also catches the projections up',
-    'before it exits). "batches": each batch of listings recorded all or nothing (one transaction), or stream by stream (one',
+    `before it exits); the feed is given in files of ${chunkLines.toLocaleString('en')} lines, one CLI run each, and "per chunk" is`,
+    "each run's lines over its wall time (start-up and the catch-up before it exits included) for the first, the last and",
+    'the slowest full chunk. "CLI peak RSS" is the highest VmHWM of those runs, sampled every 200 ms. "batches": each batch',
+    'of listings recorded all or nothing (one transaction), or stream by stream (one',
     'append per listing, as on KurrentDB before 25.1; `SINGLE_STREAM_APPENDS=on`). Medians of the start-ups, range in',
     'parentheses. `--baseline` rows come from a copy of an earlier commit',
     'measured in the same run, on a smaller feed when it is too slow for the big one. The machine is shared with other jobs.',
@@ -250,7 +313,7 @@ if (!flags['no-write']) {
     `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     `- Machine: ${machine}; load average ${loadBefore} at start`,
     `- Software: Bun ${Bun.version}, PGlite (embedded), PostgreSQL on the same host`,
-    `- Command: \`npx bun bench/ingest.ts --listings ${listings} --startups ${startups} --batches ${flags.batches}${flags.baseline ? ` --baseline DIR --baseline-label '${flags['baseline-label']}' --baseline-listings ${baselineListings}` : ''}\``,
+    `- Command: \`npx bun bench/ingest.ts --listings ${listings} --startups ${startups} --batches ${flags.batches} --chunk-lines ${chunkLines}${flags.baseline ? ` --baseline DIR --baseline-label '${flags['baseline-label']}' --baseline-listings ${baselineListings}` : ''}\``,
     '',
     ...(startups === 0
       ? []
@@ -263,13 +326,20 @@ if (!flags['no-write']) {
           }),
           '',
         ]),
-    '| code | store | batches | listings | lines | events | ingest (s) | lines/s | read models current after (s) |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|',
-    ...ingests.map(
-      (r) =>
+    '| code | store | batches | listings | lines | events | ingest (s) | lines/s | per chunk: first / last / slowest (lines/s) | CLI peak RSS (MiB) | read models current after (s) |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...ingests.map((r) => {
+      // A short last chunk is mostly the CLI's start-up: the full ones tell how the rate moves.
+      const full = r.chunks.filter((c) => c.lines === chunkLines)
+      const rates = (full.length > 0 ? full : r.chunks).map((c) => c.lines / c.wallSeconds)
+      const perChunk = `${rates[0]!.toFixed(0)} / ${rates.at(-1)!.toFixed(0)} / ${Math.min(...rates).toFixed(0)}`
+      return (
         `| ${r.code} | ${r.store} | ${r.batches} | ${r.feed.listings} | ${r.feed.lines} | ${r.events} | ${r.seconds.toFixed(1)} | ` +
-        `${(r.feed.lines / r.seconds).toFixed(0)} | ${r.currentAfter.toFixed(1)} |`,
-    ),
+        `${(r.feed.lines / r.seconds).toFixed(0)} | ${perChunk} | ${r.cliPeakMiB.toFixed(0)} | ${r.currentAfter.toFixed(1)} |`
+      )
+    }),
+    '',
+    `Load average at the end: ${os.loadavg()[0]!.toFixed(2)}.`,
   ].join('\n')
   // Read just before writing: other benchmarks may have rewritten their sections meanwhile.
   const existing = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '# Benchmark results\n'

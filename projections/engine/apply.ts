@@ -13,7 +13,7 @@ export const BATCH = 1000
  * when following, so that API requests served meanwhile never wait long behind a batch.
  */
 export const BUILD_BATCH = { postgres: 10_000, pglite: 1000 } as const
-/** A catch-up analyzes the tables it fills after this many events, then each time that count doubles. */
+/** This process analyzes a generation's tables once it applied this many events to it, then each time that count doubles. */
 const ANALYZE_FIRST = 5000
 
 export type Progress = (projection: string, position: number, head: number) => void
@@ -43,6 +43,8 @@ export class BuildStopped extends Error {
  */
 export class ApplyEngine {
   private readonly advanced = new Set<LiveAdvancedListener>()
+  /** Per generation (by its table names): events this process applied, and when it analyzes next. */
+  private readonly analyzed = new Map<string, { applied: number; at: number }>()
 
   constructor(
     private readonly db: Db,
@@ -62,7 +64,6 @@ export class ApplyEngine {
   ): Promise<{ position: number; applied: number }> {
     let position = generation.position
     let applied = 0
-    let analyzeAt = ANALYZE_FIRST
     const head = options.head ?? (await this.store.headPosition())
     // The next page is read while the current one is applied.
     let next = this.store.readAll(position, { limit: options.batch, categories: projection.categories })
@@ -75,13 +76,6 @@ export class ApplyEngine {
       if (options.build?.stopped()) throw new BuildStopped(projection.name)
       if (options.build && !options.build.lock.held()) throw new Error(`lost the build lock of ${projection.name} (another process took it over)`)
       applied += await this.applyBatch(projection, generation, events, options.build !== undefined)
-      if (applied >= analyzeAt) {
-        // Fresh tables have no statistics (PGlite never gathers any, autovacuum comes late): without them
-        // the planner guesses, and a join on a non-unique key turns into a scan of the whole table per
-        // batch. Analyzing as the tables double in size keeps every batch an index lookup.
-        for (const table of Object.values(generationTables(projection, generation))) await this.db.query(`analyze ${table}`)
-        analyzeAt *= 2
-      }
       options.progress?.(projection.name, position, Math.max(head, position))
     }
   }
@@ -95,6 +89,11 @@ export class ApplyEngine {
       // at most its last batches, which are then applied again). Not on PGlite, where the database
       // dies with the building process: every kill would lose the work of its last moments.
       if (building && this.db.kind === 'postgres') await tx.query('set local synchronous_commit = off')
+      // A batch's statements carry their rows as one parameter (a JSON text of up to megabytes). Planned
+      // for their values (the connection's force_custom_plan, src/db/postgres.ts), each execution folds
+      // that text into a constant while planning; they are keyed joins, so the generic plan, made once per
+      // connection, is the same plan without that cost.
+      if (this.db.kind === 'postgres') await tx.query('set local plan_cache_mode = force_generic_plan')
       const checkpoint = await lockCheckpoint(tx, projection.name, generation)
       // Pruned or retired meanwhile: its tables are going away and nobody reads them.
       if (!checkpoint || checkpoint.state === 'retired') return { fresh: 0, live: false }
@@ -109,7 +108,28 @@ export class ApplyEngine {
       return { fresh: fresh.length, live: checkpoint.state === 'live' }
     })
     if (outcome.live) for (const listener of this.advanced) listener(projection.name, events)
+    await this.analyzeAsTheyGrow(tables, outcome.fresh)
     return outcome.fresh
+  }
+
+  /**
+   * Fresh tables have no statistics (PGlite never gathers any, autovacuum comes late on a busy
+   * database): without them the planner guesses, and a join on a non-unique key turns into a scan of
+   * the whole table per batch, whose cost grows with the table. Analyzing as the events applied here
+   * double, whether building or following, keeps every batch an index lookup; it is a sample, so
+   * its own cost does not grow with the table.
+   */
+  private async analyzeAsTheyGrow(tables: Readonly<Record<string, string>>, fresh: number): Promise<void> {
+    if (fresh === 0) return
+    const names = Object.values(tables)
+    const key = names.join(' ')
+    const count = this.analyzed.get(key) ?? { applied: 0, at: ANALYZE_FIRST }
+    count.applied += fresh
+    this.analyzed.set(key, count)
+    if (count.applied < count.at) return
+    count.at = count.applied * 2
+    // The batch is committed: tables pruned meanwhile are no failure of it.
+    for (const table of names) await this.db.query(`analyze ${table}`).catch(() => {})
   }
 
   /** Records why applying to `generation` failed; a failure to record it is not the error to report. */

@@ -45,6 +45,21 @@ create table if not exists mirador_events (
 create index if not exists mirador_events_by_category on mirador_events (category, global_position);
 `
 
+/*
+ * Reads by stream or event id are written as one index lookup per name (a lateral subquery kept
+ * apart by `offset 0`, or a scalar subquery), never as `in (select …)`: without statistics on
+ * mirador_events (PGlite never gathers any; autovacuum comes late on a busy PostgreSQL) the planner
+ * turned that into a hash join over a scan of the whole log, once per batch of an ingest, so the
+ * cost of a line grew with the store (bench/results.md, "Ingestion and demo seeding").
+ */
+/** The highest revision of each stream named in $1 (a JSON array), null for a stream that has none. */
+const HEADS = `select s.name as stream_name, (select max(stream_revision) from mirador_events where stream_name = s.name) as revision
+  from jsonb_array_elements_text($1::text::jsonb) as s(name)`
+/** The events among the ids in $1 (a JSON array) that are recorded already. */
+const SEEN = `select e.* from jsonb_array_elements_text($1::text::jsonb) as i(id)
+  cross join lateral (select event_id, stream_name, stream_revision, global_position from mirador_events
+    where event_id = i.id::uuid offset 0) as e`
+
 type EventRow = Row & {
   global_position: unknown
   event_id: string
@@ -128,19 +143,11 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
     let appended: string[] = []
     const results = await db.transaction(async (tx): Promise<AppendResult[]> => {
       await tx.query(LOCK_APPENDS, [APPEND_LOCK])
-      const seen = await tx.query<SeenRow>(
-        `select event_id, stream_name, stream_revision, global_position from mirador_events
-          where event_id in (select jsonb_array_elements_text($1::text::jsonb)::uuid)`,
-        [JSON.stringify([...writeOfId.keys()])],
-      )
+      const seen = await tx.query<SeenRow>(SEEN, [JSON.stringify([...writeOfId.keys()])])
       const seenByWrite = writes.map((): SeenRow[] => [])
       for (const row of seen) seenByWrite[writeOfId.get(row.event_id.toLowerCase())!]!.push(row)
-      const heads = await tx.query<{ stream_name: string; revision: unknown }>(
-        `select stream_name, max(stream_revision) as revision from mirador_events
-          where stream_name in (select jsonb_array_elements_text($1::text::jsonb)) group by stream_name`,
-        [JSON.stringify([...streams])],
-      )
-      const headOf = new Map(heads.map((row) => [row.stream_name, toNumber(row.revision)]))
+      const heads = await tx.query<{ stream_name: string; revision: unknown }>(HEADS, [JSON.stringify([...streams])])
+      const headOf = new Map(heads.filter((row) => row.revision !== null).map((row) => [row.stream_name, toNumber(row.revision)]))
 
       const results: AppendResult[] = []
       const rows: object[] = []
@@ -181,7 +188,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
       const inserted = await tx.query<{ stream_name: string; global_position: unknown }>(
         `insert into mirador_events (event_id, stream_name, stream_revision, category, event_type, data, metadata)
          select x.event_id, x.stream_name, x.stream_revision, x.category, x.event_type, x.data, x.metadata
-           from jsonb_to_recordset($1::text::jsonb) as x(n integer, event_id uuid, stream_name text,
+           from json_to_recordset($1::text::json) as x(n integer, event_id uuid, stream_name text,
              stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb)
           order by x.n
          returning stream_name, global_position`,
@@ -217,9 +224,9 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
     const byStream = new Map(streams.map((stream) => [stream, [] as RecordedEvent[]]))
     if (byStream.size === 0) return byStream
     const rows = await db.query<EventRow>(
-      `select ${COLUMNS} from mirador_events
-        where stream_name in (select jsonb_array_elements_text($1::text::jsonb))
-        order by global_position`,
+      `select e.* from jsonb_array_elements_text($1::text::jsonb) as s(name)
+         cross join lateral (select ${COLUMNS} from mirador_events where stream_name = s.name offset 0) as e
+        order by e.global_position`,
       [JSON.stringify([...byStream.keys()])],
     )
     for (const row of rows) byStream.get(row.stream_name)!.push(toRecorded(row))
@@ -237,9 +244,14 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
     // for a subscription to a category that is rarely written. The range is written as two row
     // comparisons, which only that index can serve, so the plan does not depend on statistics
     // (PGlite never analyzes) and the scan starts at `after`, not at the category's first event.
-    const rows = options.categories
+    // The categories are a VALUES list, not a JSON array, so that the planner knows how many there
+    // are: it guessed 100, costed the merge above PostgreSQL's jit_above_cost and compiled each read
+    // (~60 ms a page when following or rebuilding).
+    const categories = options.categories
+    if (categories?.length === 0) return []
+    const rows = categories
       ? await db.query<EventRow>(
-          `select e.* from jsonb_array_elements_text($3::text::jsonb) as c(category)
+          `select e.* from (values ${categories.map((_, i) => `($${i + 3}::text)`).join(', ')}) as c(category)
              cross join lateral (
                select ${COLUMNS} from mirador_events
                 where (category, global_position) > (c.category, $1::bigint)
@@ -247,7 +259,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
                 order by category, global_position limit $2
              ) as e
             order by e.global_position limit $2`,
-          [after, limit, JSON.stringify(options.categories)],
+          [after, limit, ...categories],
         )
       : await db.query<EventRow>(
           `select ${COLUMNS} from mirador_events where global_position > $1 order by global_position limit $2`,
@@ -337,18 +349,10 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
         if (event.position <= last) throw new Error(`import: position ${event.position} is not above ${last}, the store's head or the previous event`)
         last = event.position
       }
-      const seen = await tx.query<SeenRow>(
-        `select event_id, stream_name, stream_revision, global_position from mirador_events
-          where event_id in (select jsonb_array_elements_text($1::text::jsonb)::uuid)`,
-        [JSON.stringify(events.map((e) => e.id))],
-      )
+      const seen = await tx.query<SeenRow>(SEEN, [JSON.stringify(events.map((e) => e.id))])
       if (seen.length > 0) throw new IdempotencyConflict(seen[0]!.stream_name)
-      const heads = await tx.query<{ stream_name: string; revision: unknown }>(
-        `select stream_name, max(stream_revision) as revision from mirador_events
-          where stream_name in (select jsonb_array_elements_text($1::text::jsonb)) group by stream_name`,
-        [JSON.stringify([...new Set(events.map((e) => e.stream))])],
-      )
-      const headOf = new Map(heads.map((row) => [row.stream_name, toNumber(row.revision)]))
+      const heads = await tx.query<{ stream_name: string; revision: unknown }>(HEADS, [JSON.stringify([...new Set(events.map((e) => e.stream))])])
+      const headOf = new Map(heads.filter((row) => row.revision !== null).map((row) => [row.stream_name, toNumber(row.revision)]))
       for (const event of events) {
         const current = headOf.get(event.stream) ?? null
         checkExpected(event.stream, event.revision === 0 ? 'no_stream' : event.revision - 1, current)
@@ -358,7 +362,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
         `insert into mirador_events (global_position, event_id, stream_name, stream_revision, category, event_type, data, metadata, recorded_at)
          overriding system value
          select x.global_position, x.event_id, x.stream_name, x.stream_revision, x.category, x.event_type, x.data, x.metadata, x.recorded_at
-           from jsonb_to_recordset($1::text::jsonb) as x(global_position bigint, event_id uuid, stream_name text,
+           from json_to_recordset($1::text::json) as x(global_position bigint, event_id uuid, stream_name text,
              stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb, recorded_at timestamptz)
           order by x.global_position`,
         [
