@@ -16,6 +16,7 @@ import { type Gate, gate } from './http/gate.ts'
 import { openApiDocument } from './http/openapi.ts'
 import { allowedMethods, API_PREFIX, answerUnmatched, assertAccessDeclared } from './http/routing.ts'
 import { requestMetrics } from './http/metrics.ts'
+import { requestIdSource } from './shared/request-ids.ts'
 import type { Metrics } from './metrics/port.ts'
 
 export type ApiDeps = {
@@ -41,6 +42,7 @@ export type ApiDeps = {
 export const API_VERSION = '1.0.0'
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+const newRequestId = requestIdSource()
 
 /**
  * Every response gets `X-Request-Id` (a sane incoming one is echoed) and, unless it is a page or a
@@ -50,7 +52,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
  */
 const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set }) => {
   const incoming = request.headers.get('x-request-id')
-  set.headers['x-request-id'] = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
+  set.headers['x-request-id'] = incoming && REQUEST_ID.test(incoming) ? incoming : newRequestId()
   // Elysia's default differs by runtime (Bun adds the charset, Node does not): one type everywhere.
   set.headers['content-type'] = JSON_TYPE
   if (!request.url.startsWith('http://')) {

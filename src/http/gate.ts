@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { authenticate, type KeyLookup, type Principal } from './authenticate.ts'
+import { authenticate, type KeyLookup, type Principal, VerifiedKeys } from './authenticate.ts'
 import type { Scope } from '../domain/keys/key.ts'
 import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, setRateLimitHeaders } from '../ratelimit/port.ts'
 import { AppError, httpStatus } from '../shared/errors.ts'
@@ -52,10 +52,11 @@ export type GateDeps = {
  * `buildApp` refuses to start when a route declares neither macro.
  */
 export function gate(deps: GateDeps) {
+  const verified = new VerifiedKeys()
   /** The caller, or the refusal to answer with; a promise only while a limiter that must be asked answers. */
   function admit(authorization: string | undefined, access: KeyAccess): Caller | AppError | Promise<Caller | AppError> {
     const now = deps.clock()
-    const principal = authenticate(authorization ?? null, deps.keys, now.getTime())
+    const principal = authenticate(authorization ?? null, deps.keys, now.getTime(), verified)
     if (principal instanceof AppError) return principal
     if (access !== 'key' && !principal.scopes.includes(access)) return scopeDenied(access, principal.scopes)
     if (principal.tier === 'admin') return { ...principal, rate: null }

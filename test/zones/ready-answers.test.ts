@@ -64,7 +64,7 @@ describe('zone answers kept as bytes', () => {
     const before = JSON.parse((await get('/zones?country=GT')).text) as { count: number }
     expect((await get(`/zone/zona-${before.count + 1}?country=GT`)).status).toBe(404)
     const records = Array.from({ length: 3 }, (_, i) =>
-      aRecord({ source_listing_id: `ready-bytes-${i}`, country: 'GT', zone: `Zona ${before.count + 1}`, observed_at: new Date(ANCHOR.getTime() + i).toISOString() }),
+      aRecord({ source_id: `ready-bytes-${i}`, country: 'GT', zone: `Zona ${before.count + 1}`, observed_at: new Date(ANCHOR.getTime() + i).toISOString() }),
     )
     await ingestRecords(market.store, records, DEFAULT_FX)
     await market.settle()
