@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { medianDaysOnMarket, medianDaysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
+import { daysOnMarket, daysOnMarketChangesAt, medianDaysOnMarket, medianDaysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
 
 const DAY_MS = 86_400_000
 
@@ -29,5 +29,19 @@ describe('when median days on market change (answers are kept until then)', () =
   it('never, when there is no median', () => {
     expect(medianDaysOnMarketChangesAt(0, null, 10)).toBe(Number.POSITIVE_INFINITY)
     expect(medianDaysOnMarketChangesAt(0, 0, 2)).toBe(Number.POSITIVE_INFINITY)
+  })
+})
+
+describe('when a listing\'s days on market change', () => {
+  it('the value holds until the instant given, and is one more from it on', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }), fc.integer({ min: -5 * DAY_MS, max: 400 * DAY_MS }), (listed, age) => {
+        const now = listed + age
+        const at = daysOnMarketChangesAt(now, listed)
+        expect(at).toBeGreaterThan(now)
+        expect(daysOnMarket(at - 1, listed)).toBe(daysOnMarket(now, listed))
+        expect(daysOnMarket(at, listed)).toBe(daysOnMarket(now, listed) + 1)
+      }),
+    )
   })
 })

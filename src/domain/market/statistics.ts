@@ -39,6 +39,10 @@ export function medianDaysOnMarketChangesAt(nowMs: number, medianListedMs: numbe
 /** Whole days a listing has been on the market at `nowMs` (0 for a listing dated in the future). */
 export const daysOnMarket = (nowMs: number, listedMs: number): number => Math.max(0, Math.floor((nowMs - listedMs) / DAY_MS))
 
+/** The first instant after `nowMs` at which `daysOnMarket` gives another value: the next whole day since listing. */
+export const daysOnMarketChangesAt = (nowMs: number, listedMs: number): number =>
+  listedMs + (daysOnMarket(nowMs, listedMs) + 1) * DAY_MS
+
 /** Change from `then` to `now` in percent, 2 decimals, computed from the published (rounded) medians. */
 export function changePct(now: number | null, then: number | null): number | null {
   if (now === null || then === null || then === 0) return null
