@@ -1,7 +1,7 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import { briefingRoutes } from './briefings/routes.ts'
 import type { BriefingService } from './briefings/service.ts'
-import { healthRoutes, probeRoutes, type ServerHealth } from './health/routes.ts'
+import { healthRoutes, probeRoutes, type QuotaReader, type ServerHealth } from './health/routes.ts'
 import type { ListingInventory } from '../projections/listings/inventory.ts'
 import { listingRoutes } from './listings/routes.ts'
 import { zoneRoutes } from './zones/routes.ts'
@@ -32,6 +32,8 @@ export type ApiDeps = {
   /** The public listings behind /listings, in memory. */
   inventory: ListingInventory
   briefings: BriefingService
+  /** This month's quota usage, from memory: /health's. */
+  quota: QuotaReader
   /** Dependencies and read-model lag, in memory: admin keys' /health and /readyz. */
   health?: ServerHealth
   /** Where every request is reported (METRICS_PORT); without it no hook is registered. */
@@ -74,7 +76,7 @@ function accessLog(deps: Pick<ApiDeps, 'accessLog' | 'log'>) {
 
 /** The API's features, each an Elysia instance whose routes declare their access to `gate`. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
-  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, health: deps.health }),
+  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.quota, health: deps.health }),
   zoneRoutes({ gate: guard, zones: deps.zones, clock: deps.clock }),
   listingRoutes({ gate: guard, inventory: deps.inventory, clock: deps.clock }),
   briefingRoutes({ gate: guard, service: deps.briefings }),

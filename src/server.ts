@@ -21,7 +21,7 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage } from './system.ts'
+import { briefingServiceOn, memoryQuota, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage, openUsageIndex } from './system.ts'
 import { isWriteToClosedConnection } from './db/postgres.ts'
 import { asRequest, Dependency, type DependencyLog, isUnavailable } from './runtime/dependency.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
@@ -184,6 +184,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     await storage.runner.start(reportError)
     log.info('projections_ready', { seconds: (Date.now() - catchingUp) / 1000 })
     const keys = await openKeyIndex(storage, reportError)
+    const usage = await openUsageIndex(storage, reportError)
     const preparing = Date.now()
     const zones = openReadyZones(storage, reportError)
     void zones.settled().then(() => log.info('zones_ready', { seconds: (Date.now() - preparing) / 1000 }))
@@ -206,6 +207,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       zones,
       inventory,
       briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom, undefined, metrics),
+      quota: memoryQuota(usage, config.quotas),
       health,
       metrics,
     })
@@ -218,7 +220,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       : (rmSync(socketPath, { force: true }),
         await edge.listenUnix(socketPath, operatorHandler((progress) => ({ ...storage, clock: systemClock, random: cryptoRandom, progress }))))
     if (operator) chmodSync(socketPath, 0o600)
-    return { storage, keys, inventory, limiter, health, operator, socketPath }
+    return { storage, keys, usage, inventory, limiter, health, operator, socketPath }
   }
 
   let running: Awaited<ReturnType<typeof start>>
@@ -253,6 +255,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     }
     running.health.stop()
     running.keys.stop()
+    running.usage.stop()
     running.inventory.stop()
     await running.limiter.close()
     await running.storage.close()
