@@ -12,6 +12,8 @@
  * --rows keeps only the rows whose name contains one of its words (e.g. `briefing`), with the raw runs around them;
  * such a partial run is printed, never written to bench/results.md.
  * KEEP_BENCH_WORK=1 keeps the servers' logs (access log included) in the work directory it names.
+ * Each row also prints the server's CPU time per answer (`cpu … µs/request`, from /proc): on a
+ * loaded machine it moves far less than req/s, so before/after comparisons can rest on it.
  *
  * Server and wrk run on separate cores (`taskset`: server on cpu 1, wrk on cpu 0) where the machine
  * has two or more; PostgreSQL is not pinned. Uses DATABASE_URL (default
@@ -36,6 +38,7 @@ import {
   BUN,
   canPin,
   type Child,
+  cpuMsOf,
   freePort,
   loadAverage,
   machine,
@@ -180,7 +183,7 @@ const accessLogLines = (server: Server) => (readFileSync(server.logFile, 'utf8')
 // ---- measuring ---------------------------------------------------------------------------------
 
 type Row = { name: string; path: string; method?: 'POST'; body?: string; key?: string; expect: number }
-type Measured = WrkResult & { name: string; path: string; valid: boolean }
+type Measured = WrkResult & { name: string; path: string; valid: boolean; cpuUsPerRequest: number }
 
 const luaString = (text: string) => JSON.stringify(text)
 function luaScript(name: string, lines: string[]): string {
@@ -236,13 +239,16 @@ async function measure(
     cpus: WRK_CPU,
   }
   if (options.warmup !== 0) wrk(`${server.base}${row.path}`, { ...wrkOptions, seconds: options.warmup ?? 1 })
+  const cpuBefore = cpuMsOf(server.pid)
   const result = wrk(`${server.base}${row.path}`, { ...wrkOptions, seconds })
+  // The server's CPU time per answer: unlike req/s, barely moved by load elsewhere on the machine.
+  const cpuUsPerRequest = ((cpuMsOf(server.pid) - cpuBefore) * 1000) / Math.max(1, result.requests)
   const refusals = row.expect >= 400
   const valid = !/socket errors/.test(result.errors ?? '') && (refusals ? result.non2xx === result.requests : result.non2xx === 0)
   console.log(
-    `  ${row.name.padEnd(44)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(result.p50Ms)}  p99 ${ms(result.p99Ms)}${valid ? '' : `  !! ${result.errors}`}`,
+    `  ${row.name.padEnd(44)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(result.p50Ms)}  p99 ${ms(result.p99Ms)}  cpu ${cpuUsPerRequest.toFixed(1)} µs/request${valid ? '' : `  !! ${result.errors}`}`,
   )
-  return { ...result, name: row.name, path: row.path, valid }
+  return { ...result, name: row.name, path: row.path, valid, cpuUsPerRequest }
 }
 
 const ms = (value: number) => `${value.toFixed(2)} ms`

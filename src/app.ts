@@ -1,7 +1,7 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import { briefingRoutes } from './briefings/routes.ts'
 import type { BriefingService } from './briefings/service.ts'
-import { healthRoutes, probeRoutes, type ServerHealth } from './health/routes.ts'
+import { healthRoutes, probeRoutes, type QuotaReader, type ServerHealth } from './health/routes.ts'
 import type { ListingInventory } from '../projections/listings/inventory.ts'
 import { listingRoutes } from './listings/routes.ts'
 import { zoneRoutes } from './zones/routes.ts'
@@ -16,6 +16,7 @@ import { type Gate, gate } from './http/gate.ts'
 import { openApiDocument } from './http/openapi.ts'
 import { allowedMethods, API_PREFIX, answerUnmatched, assertAccessDeclared } from './http/routing.ts'
 import { requestMetrics } from './http/metrics.ts'
+import { requestIdSource } from './shared/request-ids.ts'
 import type { Metrics } from './metrics/port.ts'
 
 export type ApiDeps = {
@@ -31,6 +32,8 @@ export type ApiDeps = {
   /** The public listings behind /listings, in memory. */
   inventory: ListingInventory
   briefings: BriefingService
+  /** This month's quota usage, from memory: /health's. */
+  quota: QuotaReader
   /** Dependencies and read-model lag, in memory: admin keys' /health and /readyz. */
   health?: ServerHealth
   /** Where every request is reported (METRICS_PORT); without it no hook is registered. */
@@ -41,6 +44,7 @@ export type ApiDeps = {
 export const API_VERSION = '1.0.0'
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+const newRequestId = requestIdSource()
 
 /**
  * Every response gets `X-Request-Id` (a sane incoming one is echoed) and, unless it is a page or a
@@ -50,7 +54,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
  */
 const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set }) => {
   const incoming = request.headers.get('x-request-id')
-  set.headers['x-request-id'] = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
+  set.headers['x-request-id'] = incoming && REQUEST_ID.test(incoming) ? incoming : newRequestId()
   // Elysia's default differs by runtime (Bun adds the charset, Node does not): one type everywhere.
   set.headers['content-type'] = JSON_TYPE
   if (!request.url.startsWith('http://')) {
@@ -72,7 +76,7 @@ function accessLog(deps: Pick<ApiDeps, 'accessLog' | 'log'>) {
 
 /** The API's features, each an Elysia instance whose routes declare their access to `gate`. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
-  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.briefings.usage, health: deps.health }),
+  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.quota, health: deps.health }),
   zoneRoutes({ gate: guard, zones: deps.zones, clock: deps.clock }),
   listingRoutes({ gate: guard, inventory: deps.inventory, clock: deps.clock }),
   briefingRoutes({ gate: guard, service: deps.briefings }),

@@ -21,7 +21,7 @@ import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { briefingServiceOn, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage } from './system.ts'
+import { briefingServiceOn, memoryQuota, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage, openUsageIndex } from './system.ts'
 import { isWriteToClosedConnection } from './db/postgres.ts'
 import { asRequest, Dependency, type DependencyLog, isUnavailable } from './runtime/dependency.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
@@ -30,6 +30,8 @@ import { metricsHandler, prometheusMetrics } from './metrics/prometheus.ts'
 /** How long a log line may wait in memory before it is written (lines are written in batches). */
 const LOG_FLUSH_MS = 100
 const log = bufferedJsonLogger(processOutput, Date.now)
+/** How long a crashing process waits for its log to be written before it exits (then writes the rest at once). */
+const CRASH_DRAIN_MS = 1000
 // An outage is logged by its dependency, once when it starts and once when it ends, not per retry.
 const reportError = (error: unknown) => {
   if (!isUnavailable(error)) log.error('background_error', { error: error instanceof Error ? error.message : String(error) })
@@ -38,7 +40,7 @@ const dependencyLog: DependencyLog = (event, fields) => log.info(event, fields)
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 function refuseToStart(message: string, code = 1): never {
-  log.flush()
+  log.flushNow()
   console.error(`mirador: ${message}`)
   process.exit(code)
 }
@@ -75,14 +77,15 @@ export type RuntimeEdge = {
 /** Starts the server on `edge`'s runtime; returns once it listens (SIGTERM or SIGINT stop it). */
 export async function runServer(edge: RuntimeEdge): Promise<void> {
   setInterval(log.flush, LOG_FLUSH_MS).unref()
-  // Every way out (shutdown, refusal to start, a crash) writes what is still buffered.
-  process.on('exit', log.flush)
+  // Every way out (shutdown, refusal to start, a crash) writes what is still buffered; a shutdown
+  // first waits for the batch being written in the background (SIGKILL: docs/decisions.md).
+  process.on('exit', log.flushNow)
   // Any other uncaught error ends the process as it would without this handler.
   process.on('uncaughtException', (error) => {
     if (isWriteToClosedConnection(error)) return
     log.error('uncaught_error', { error: messageOf(error), stack: error.stack })
-    log.flush()
-    process.exit(1)
+    // The batch being written in the background finishes first, so that batches stay whole and in order.
+    void Promise.race([log.drain(), new Promise((resolve) => setTimeout(resolve, CRASH_DRAIN_MS))]).finally(() => process.exit(1))
   })
 
   const started = Date.now()
@@ -181,6 +184,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     await storage.runner.start(reportError)
     log.info('projections_ready', { seconds: (Date.now() - catchingUp) / 1000 })
     const keys = await openKeyIndex(storage, reportError)
+    const usage = await openUsageIndex(storage, reportError)
     const preparing = Date.now()
     const zones = openReadyZones(storage, reportError)
     void zones.settled().then(() => log.info('zones_ready', { seconds: (Date.now() - preparing) / 1000 }))
@@ -203,6 +207,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       zones,
       inventory,
       briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom, undefined, metrics),
+      quota: memoryQuota(usage, config.quotas),
       health,
       metrics,
     })
@@ -215,7 +220,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       : (rmSync(socketPath, { force: true }),
         await edge.listenUnix(socketPath, operatorHandler((progress) => ({ ...storage, clock: systemClock, random: cryptoRandom, progress }))))
     if (operator) chmodSync(socketPath, 0o600)
-    return { storage, keys, inventory, limiter, health, operator, socketPath }
+    return { storage, keys, usage, inventory, limiter, health, operator, socketPath }
   }
 
   let running: Awaited<ReturnType<typeof start>>
@@ -250,10 +255,12 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     }
     running.health.stop()
     running.keys.stop()
+    running.usage.stop()
     running.inventory.stop()
     await running.limiter.close()
     await running.storage.close()
     unlock()
+    await log.drain()
     process.exit(0)
   }
   process.on('SIGINT', () => void shutdown('SIGINT'))

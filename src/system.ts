@@ -18,7 +18,9 @@ import { BriefingReadModel } from '../projections/briefings/read-model.ts'
 import { type BriefingService, briefingService } from './briefings/service.ts'
 import type { BriefingWriter } from './domain/briefings/writer.ts'
 import type { Clock, RandomSource } from './shared/random.ts'
-import type { ProjectionLagRow, ServerHealth } from './health/routes.ts'
+import type { ProjectionLagRow, QuotaReader, ServerHealth } from './health/routes.ts'
+import { UsageIndex } from '../projections/briefings/usage-index.ts'
+import { monthResetsAt, type QuotaPolicy, quotaMonth, usageOf } from './domain/briefings/quota.ts'
 import { Dependency, type DependencyLog, watchDependencies } from './runtime/dependency.ts'
 import { watchedDb } from './db/watched.ts'
 import { watchedEventStore } from './eventstore/watched.ts'
@@ -172,6 +174,26 @@ export async function openKeyIndex(storage: Storage, onError: (error: unknown) =
   const index = KeyIndex.follow(storage.db, { live: liveTables(storage.db), advancing: storage.runner }, onError)
   await index.settled()
   return index
+}
+
+/** The briefing usage read model in memory (/health's quota), loaded before it answers. */
+export async function openUsageIndex(storage: Storage, onError: (error: unknown) => void): Promise<UsageIndex> {
+  const index = UsageIndex.follow(storage.db, { live: liveTables(storage.db), advancing: storage.runner }, onError)
+  await index.settled()
+  return index
+}
+
+/** /health's quota: this month's usage from `usage`, in memory; the month is worked out again only when it ends. */
+export function memoryQuota(usage: UsageIndex, quotas: QuotaPolicy): QuotaReader {
+  let month = { name: '', from: 0, to: 0 }
+  return (ownerId, tier, now) => {
+    const ms = now.getTime()
+    if (ms < month.from || ms >= month.to) {
+      const name = quotaMonth(now)
+      month = { name, from: Date.parse(`${name}-01T00:00:00.000Z`), to: monthResetsAt(name).getTime() }
+    }
+    return usageOf(quotas, tier, usage.used(ownerId, month.name))
+  }
 }
 
 /** The answers of /zones and /zone/{slug}, prepared from the listings read model and kept current. */

@@ -6,7 +6,8 @@ import { type Db, type Row, toIso, toNumber } from '../../src/db/port.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { COUNTRIES, type Country, type Currency, CURRENCIES, OPERATIONS, type Operation, type PropertyType, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'
 import { zoneName, zoneSlug } from '../../src/domain/market/zone-name.ts'
-import { daysOnMarket } from '../../src/domain/market/statistics.ts'
+import { daysOnMarket, daysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
+import { ReadyBytes } from '../../src/shared/ready-bytes.ts'
 import { type ListingKey, ListingIndex } from './inventory-index.ts'
 import { LISTING_COLUMNS, type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from './search.ts'
 
@@ -15,6 +16,8 @@ import { LISTING_COLUMNS, type ListingRecord, type ListingSearch, type ListingsR
  * the most recently served ones are kept and a page's missing records come in one query by id.
  */
 export const RECORD_CAPACITY = 50_000
+/** Pages kept as bytes, at most (a page of 200 listings is about 130 KB): then the kept pages start over. */
+const MAX_READY_PAGES = 200
 
 /** A listing's record without what depends on the request time; `used` orders evictions. */
 type CachedListing = Omit<ListingRecord, 'days_on_market'> & { listedMs: number; used: number }
@@ -185,6 +188,9 @@ type Loaded = {
  *   wait for it, so a generation that is no longer live is never served.
  */
 export class ListingInventory {
+  /** Pages served as bytes, per loaded generation and version of it (searchBytes). */
+  private readonly ready = new ReadyBytes<Loaded>(MAX_READY_PAGES)
+
   private constructor(
     private readonly db: Db,
     private readonly loaded: Follower<Loaded>,
@@ -215,13 +221,31 @@ export class ListingInventory {
 
   /** The page `search` asks for, as the SQL of the live generation would answer it; `now` gives days on market. */
   async search(search: ListingSearch, now: Date): Promise<ListingsResponse> {
-    const loaded = await this.loaded.current()
-    const { total, ids } = loaded.index.search(search)
+    return (await this.pageOf(await this.loaded.current(), search, now.getTime())).body
+  }
+
+  /**
+   * `search`'s page as JSON bytes, serialised once: kept (ReadyBytes) until the listings change or a
+   * listing on the page gains a day on the market, whichever comes first.
+   */
+  async searchBytes(search: ListingSearch, now: Date): Promise<Uint8Array> {
+    const current = this.loaded.current()
+    const loaded = current instanceof Promise ? await current : current
+    const key = JSON.stringify(search)
     const nowMs = now.getTime()
+    // A change while the page is read makes it kept for the version it started from: not served again.
+    const version = loaded.changes
+    return this.ready.kept(loaded, key, nowMs, version) ?? this.ready.keep(loaded, key, nowMs, await this.pageOf(loaded, search, nowMs), version)
+  }
+
+  private async pageOf(loaded: Loaded, search: ListingSearch, nowMs: number): Promise<{ body: ListingsResponse; until: number }> {
+    const { total, ids } = loaded.index.search(search)
     const listings = await this.recordsOf(loaded, ids)
     const end = search.offset + listings.length
+    let until = Number.POSITIVE_INFINITY
+    for (const listing of listings) until = Math.min(until, daysOnMarketChangesAt(nowMs, listing.listedMs))
     // Beyond MAX_OFFSET a next page could not be asked for: narrower filters reach those listings.
-    return {
+    const body: ListingsResponse = {
       ok: true,
       count: listings.length,
       total,
@@ -230,6 +254,7 @@ export class ListingInventory {
       next_offset: end < total && end <= MAX_OFFSET ? end : null,
       listings: listings.map((c) => recordAt(c, nowMs)),
     }
+    return { body, until }
   }
 
   /** Resolves when every notice received so far is reflected in the answers. */

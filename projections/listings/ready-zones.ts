@@ -125,12 +125,12 @@ export class ReadyZones {
 
   /** GET /zones's zones of `country` at `now`. */
   async zones(country: Country, now: Date): Promise<ZoneSummary[]> {
-    return zonesAt(await this.factsOf(country), now)
+    return zonesAt(await this.facts(country), now)
   }
 
   /** GET /zone/{slug}'s record at `now`, or null when `country` has no such zone. */
   async zone(country: Country, slug: string, now: Date): Promise<ZoneDetail | null> {
-    return zoneDetailAt(await this.factsOf(country), slug, now)
+    return zoneDetailAt(await this.facts(country), slug, now)
   }
 
   /**
@@ -183,10 +183,18 @@ export class ReadyZones {
     return generationTables(listingsProjection, live)
   }
 
-  private async factsOf(country: Country): Promise<CountryZoneFacts> {
-    return (await this.prepared.current()).countries.get(country)?.facts ?? new Map()
+  /**
+   * The prepared facts of `country`'s zones, at once when they are ready: an object replaced, never
+   * changed, when they change (what answers serialised once are kept by, src/zones/routes.ts).
+   */
+  facts(country: Country): CountryZoneFacts | Promise<CountryZoneFacts> {
+    const current = this.prepared.current()
+    return current instanceof Promise ? current.then((prepared) => factsIn(prepared, country)) : factsIn(current, country)
   }
 }
+
+const NO_ZONES: CountryZoneFacts = new Map()
+const factsIn = (prepared: Prepared, country: Country): CountryZoneFacts => prepared.countries.get(country)?.facts ?? NO_ZONES
 
 /**
  * The answers after `changes`, from one snapshot of `generation` (on PostgreSQL, repeatable read):

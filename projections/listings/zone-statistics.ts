@@ -5,7 +5,7 @@ import { toIso, toNumber } from '../../src/db/port.ts'
 import { BEDROOM_GROUPS, type Country, OPERATIONS, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'
 import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from '../../src/domain/market/zone-name.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
-import { changePct, medianDaysOnMarket, publishedMedian, sourceMix } from '../../src/domain/market/statistics.ts'
+import { changePct, medianDaysOnMarket, medianDaysOnMarketChangesAt, publishedMedian, sourceMix } from '../../src/domain/market/statistics.ts'
 
 /**
  * Zone statistics of a country, from a generation of the listings read model, in two queries: one
@@ -278,6 +278,13 @@ export function zoneFactsOf(country: Country, zones: readonly ZoneRow[], active:
     })
   }
   return facts
+}
+
+/** The first instant after `nowMs` at which a figure of `zones` that depends on the request time (days on market) may change. Pure. */
+export function zoneFactsChangeAt(zones: Iterable<ZoneFacts>, nowMs: number): number {
+  let at = Number.POSITIVE_INFINITY
+  for (const zone of zones) at = Math.min(at, medianDaysOnMarketChangesAt(nowMs, zone.medianListedMs, zone.n_active))
+  return at
 }
 
 /** The `zones` array of GET /zones at `now`: every zone seen in the country, by zone number. Pure. */

@@ -1,52 +1,16 @@
 import type { Db } from '../../src/db/port.ts'
-import { toIso, toNumber } from '../../src/db/port.ts'
+import { toIso } from '../../src/db/port.ts'
 import type { Scope } from '../../src/domain/keys/key.ts'
 import type { Tier } from '../../src/domain/owners/owner.ts'
-import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
-import type { LiveGeneration, LiveTables } from '../engine/live-tables.ts'
-import type { Projection } from '../engine/projection.ts'
+import type { Follower, LiveAdvancing } from '../engine/follow.ts'
+import { followRows, type Rows } from '../engine/follow-rows.ts'
+import type { LiveTables } from '../engine/live-tables.ts'
 import { apiKeysProjection } from './api-keys.ts'
 import { ownersProjection } from './owners.ts'
 
 /** `expiresAt`: the grace end of a rolled key, in milliseconds (null: never rolled); checked against the time of each request. */
 export type IndexedKey = { keyId: string; ownerId: string; scopes: Scope[]; status: 'active' | 'revoked'; expiresAt: number | null }
 export type IndexedOwner = { tier: Tier; status: 'active' | 'inactive' }
-
-/** A map of a read model's rows and the highest row position it holds: rows that moved past it changed. */
-type Rows<V> = { byId: Map<string, V>; seen: number }
-
-/**
- * Follows one table of rows with a `position` (the position of the event that last changed the
- * row): loaded whole, then only the rows whose position moved past what the map holds.
- */
-function followRows<R extends { position: unknown }, V>(
-  db: Db,
-  sources: { live: LiveTables; advancing: LiveAdvancing },
-  projection: Projection,
-  read: { columns: string; table(generation: LiveGeneration): string; id(row: R): string; value(row: R): V },
-  onError: (error: unknown) => void,
-): Follower<Rows<V>> {
-  const rowsAfter = async (generation: LiveGeneration, rows: Rows<V>): Promise<Rows<V>> => {
-    const changed = await db.query<R>(`select ${read.columns}, position from ${read.table(generation)} where position > $1 order by position`, [
-      rows.seen,
-    ])
-    for (const row of changed) {
-      rows.byId.set(read.id(row), read.value(row))
-      rows.seen = Math.max(rows.seen, toNumber(row.position))
-    }
-    return rows
-  }
-  return followLive(
-    sources,
-    {
-      projection,
-      what: `the ${projection.name} read model`,
-      load: (generation) => rowsAfter(generation, { byId: new Map(), seen: 0 }),
-      advance: (rows, _events, generation) => rowsAfter(generation, rows),
-    },
-    onError,
-  )
-}
 
 type OwnerRow = { owner_id: string; tier: Tier; status: 'active' | 'inactive'; position: unknown }
 type KeyRow = {

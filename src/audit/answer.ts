@@ -10,6 +10,7 @@ import { gate } from '../http/gate.ts'
 import { defaultRateLimits, type RateLimiter } from '../ratelimit/port.ts'
 import { AppError } from '../shared/errors.ts'
 import type { ZoneAnswers } from '../zones/point-in-time.ts'
+import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { zoneRoutes } from '../zones/routes.ts'
 
 /** The GET paths `audit answer` reproduces: the zone statistics, now and as of a past instant. */
@@ -28,7 +29,8 @@ export async function answerAsRecorded(db: Db, store: EventStore, path: string, 
     throw new AppError('invalid_request', `audit answer reproduces GET /api/v1/zones, /api/v1/zone/{slug} and /api/v1/zone/{slug}/history, not ${path}`)
   }
   return withListingsAsRecorded(db, store, until, async (sql, t) => {
-    const zones: ZoneAnswers = {
+    const zones: ZoneAnswers & Pick<ReadyZones, 'facts'> = {
+      facts: (country) => countryZoneFacts(sql, t, country),
       zones: async (country, now) => zonesAt(await countryZoneFacts(sql, t, country), now),
       zone: async (country, slug, now) => zoneDetailAt(await countryZoneFacts(sql, t, country), slug, now),
       factsAt: (country, at, zoneNo, figures) => countryZoneFactsAt(sql, t, country, at, zoneNo, figures),

@@ -22,22 +22,57 @@ export const KEY_REFUSALS = {
   freeTier: new AppError('tier_required', 'API access requires the pro tier or higher; this account is on the free tier'),
 }
 
+/** Known keys remembered: enough for every key a busy server sees within minutes. */
+const MAX_VERIFIED_KEYS = 10_000
+
+/**
+ * The hashes of presented keys that were well formed and found in the key index, so that a key
+ * seen before is not decoded (base62, CRC32) and hashed (SHA-256) on every request. Only keys
+ * the index knows are remembered, at most `max` (the oldest goes first): random keys cannot make it
+ * grow, and it holds no standing: revocation, rolls and owners are checked on every request as before.
+ */
+export class VerifiedKeys {
+  private readonly hashes = new Map<string, string>()
+
+  constructor(private readonly max = MAX_VERIFIED_KEYS) {}
+
+  hashOf(text: string): string | undefined {
+    return this.hashes.get(text)
+  }
+
+  remember(text: string, hash: string): void {
+    if (this.hashes.has(text)) return
+    if (this.hashes.size >= this.max) this.hashes.delete(this.hashes.keys().next().value!)
+    this.hashes.set(text, hash)
+  }
+
+  get size(): number {
+    return this.hashes.size
+  }
+}
+
 /**
  * The caller of a request at the time `now` (milliseconds), or why it is refused (returned, not
  * thrown: refusals are the common case under abuse). `auth_required` when no bearer key is
  * presented, `invalid_key` when the key is malformed, has a bad checksum, is unknown, revoked or past
  * the grace of a roll, or its owner is inactive; `tier_required` for free owners (the rule of
  * validity: keyStanding). Malformed keys are refused before any lookup. Messages never echo the key.
+ * With `verified`, a key found before is looked up by its remembered hash.
  */
-export function authenticate(authorization: string | null, lookup: KeyLookup, now: number): Principal | AppError {
+export function authenticate(authorization: string | null, lookup: KeyLookup, now: number, verified?: VerifiedKeys): Principal | AppError {
   const presented = authorization?.trim()
   if (!presented) return KEY_REFUSALS.noKey
   const match = BEARER.exec(presented)
   if (!match) return KEY_REFUSALS.notBearer
   const text = match[1]!
-  if (!isWellFormedApiKey(text)) return KEY_REFUSALS.malformed
-  const key = lookup.key(hashApiKey(text))
+  let hash = verified?.hashOf(text)
+  if (hash === undefined) {
+    if (!isWellFormedApiKey(text)) return KEY_REFUSALS.malformed
+    hash = hashApiKey(text)
+  }
+  const key = lookup.key(hash)
   if (!key) return KEY_REFUSALS.unknown
+  verified?.remember(text, hash)
   const owner = lookup.owner(key.ownerId)
   switch (keyStanding(key, owner, now)) {
     case 'valid':

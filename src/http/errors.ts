@@ -60,6 +60,12 @@ export function toAppError(code: string | number, error: unknown, path: string):
 /** The one Content-Type of every JSON body, success or error: the one Bun's `Response.json` and Elysia write. */
 export const JSON_TYPE = 'application/json;charset=utf-8'
 
+/** `bytes` (a JSON answer serialised once: src/shared/ready-bytes.ts) as a route's answer, typed as JSON: Elysia cannot tell. */
+export function jsonBytes(set: { headers: Record<string, unknown> }, bytes: Uint8Array): Uint8Array {
+  set.headers['content-type'] = JSON_TYPE
+  return bytes
+}
+
 /** The answer to `error`: its headers and JSON content type go on `set`; returns the body. */
 export function errorBody(error: AppError, set: { headers: Record<string, unknown> }): Record<string, unknown> {
   for (const [name, value] of Object.entries(error.headers)) set.headers[name] = value

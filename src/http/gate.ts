@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
-import { authenticate, type KeyLookup, type Principal } from './authenticate.ts'
+import { authenticate, KEY_REFUSALS, type KeyLookup, type Principal, VerifiedKeys } from './authenticate.ts'
 import type { Scope } from '../domain/keys/key.ts'
 import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, setRateLimitHeaders } from '../ratelimit/port.ts'
 import { AppError, httpStatus } from '../shared/errors.ts'
-import { errorBody, methodNotAllowed } from './errors.ts'
+import { errorBody, jsonBytes, methodNotAllowed } from './errors.ts'
 import type { Clock } from '../shared/random.ts'
 
 /**
@@ -51,11 +51,21 @@ export type GateDeps = {
  * abuse and Elysia's error path costs several times more.
  * `buildApp` refuses to start when a route declares neither macro.
  */
+/** The key refusals, made once (authenticate.ts), serialised once too: under abuse they are most answers. */
+const KEY_REFUSAL_BYTES = new Map(Object.values(KEY_REFUSALS).map((refusal) => [refusal, new TextEncoder().encode(JSON.stringify(refusal.body()))]))
+
+/** The answer to a refusal of the gate: `errorBody`'s, as bytes made once for the key refusals (which carry no headers). */
+function refusalBody(refusal: AppError, set: { headers: Record<string, unknown> }): Record<string, unknown> | Uint8Array {
+  const bytes = KEY_REFUSAL_BYTES.get(refusal)
+  return bytes ? jsonBytes(set, bytes) : errorBody(refusal, set)
+}
+
 export function gate(deps: GateDeps) {
+  const verified = new VerifiedKeys()
   /** The caller, or the refusal to answer with; a promise only while a limiter that must be asked answers. */
   function admit(authorization: string | undefined, access: KeyAccess): Caller | AppError | Promise<Caller | AppError> {
     const now = deps.clock()
-    const principal = authenticate(authorization ?? null, deps.keys, now.getTime())
+    const principal = authenticate(authorization ?? null, deps.keys, now.getTime(), verified)
     if (principal instanceof AppError) return principal
     if (access !== 'key' && !principal.scopes.includes(access)) return scopeDenied(access, principal.scopes)
     if (principal.tier === 'admin') return { ...principal, rate: null }
@@ -75,7 +85,7 @@ export function gate(deps: GateDeps) {
         const admission = admit(request.headers.get('authorization') ?? undefined, access)
         // Awaited only when it is a promise: a refusal or an admin key needs no trip through the event loop.
         const admitted = admission instanceof Promise ? await admission : admission
-        if (admitted instanceof AppError) return status(httpStatus[admitted.code], errorBody(admitted, set))
+        if (admitted instanceof AppError) return status(httpStatus[admitted.code], refusalBody(admitted, set))
         if (admitted.rate) setRateLimitHeaders(set.headers, admitted.rate)
         if (request.method === 'HEAD') return status(405, errorBody(headRefused(route), set))
         return { caller: admitted }

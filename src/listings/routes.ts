@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { jsonBytes } from '../http/errors.ts'
 import type { Gate } from '../http/gate.ts'
 import { operation, refusalOf } from '../http/openapi.ts'
 import type { Clock } from '../shared/random.ts'
@@ -10,7 +11,7 @@ import { listingSearchInputs, listingSearchOf } from './search-query.ts'
 export function listingRoutes(deps: { gate: Gate; inventory: ListingInventory; clock: Clock }) {
   return new Elysia({ name: 'listings' }).use(deps.gate).get(
     '/listings',
-    ({ request }) => deps.inventory.search(listingSearchOf(request.url), deps.clock()),
+    async ({ request, set }) => jsonBytes(set, await deps.inventory.searchBytes(listingSearchOf(request.url), deps.clock())),
     {
       scope: 'read',
       detail: operation({

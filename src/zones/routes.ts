@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { Country } from '../domain/market/vocabulary.ts'
-import { ZONE_SLUG_PATTERN } from '../domain/market/zone-name.ts'
+import { ZONE_SLUG_PATTERN, zoneNumberOfSlug } from '../domain/market/zone-name.ts'
 import type { Gate } from '../http/gate.ts'
 import { httpInputs } from '../http/inputs.ts'
 import { operation, refusalOf } from '../http/openapi.ts'
@@ -10,6 +10,10 @@ import { echo, notFound } from '../shared/errors.ts'
 import { defaulted, expecting } from '../shared/input-schema.ts'
 import type { Clock } from '../shared/random.ts'
 import { ZoneDetailResponse, ZoneHistoryResponse, ZonesResponse } from '../domain/market/zone-figures.ts'
+import { jsonBytes } from '../http/errors.ts'
+import { ReadyBytes } from '../shared/ready-bytes.ts'
+import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
+import { type CountryZoneFacts, zoneDetailAt, zoneFactsChangeAt, zonesAt } from '../../projections/listings/zone-statistics.ts'
 import { AsOfParameter, asOfProblems, instantAsked, type ZoneAnswers, zoneAsOf, zoneHistory, zonesAsOf } from './point-in-time.ts'
 
 /** Months of GET /zone/{slug}/history: 12 unless asked, at most 36. */
@@ -38,19 +42,31 @@ export const zoneNotFound = (slug: string, country: Country) => notFound(`no zon
 
 /**
  * GET /zones, GET /zone/:slug and GET /zone/:slug/history, relative to the API prefix: answered from
- * the prepared zone answers, or, for a past instant (`as_of`) and the history, from the read model's
+ * the prepared zone answers (as bytes, serialised once per prepared figures until days on market change), or, for a past instant (`as_of`) and the history, from the read model's
  * history (src/zones/point-in-time.ts).
  */
-export function zoneRoutes(deps: { gate: Gate; zones: ZoneAnswers; clock: Clock }) {
+export function zoneRoutes(deps: { gate: Gate; zones: ZoneAnswers & Pick<ReadyZones, 'facts'>; clock: Clock }) {
+  // The answers at the request time, serialised once per prepared figures (not for as_of: any instant
+  // may be asked). Kept: a country's list and the zones it has (a 404 is not), so no bound is needed.
+  const ready = new ReadyBytes<CountryZoneFacts>(Number.POSITIVE_INFINITY)
   return new Elysia({ name: 'zones' })
     .use(deps.gate)
     .get(
       '/zones',
-      async ({ request }) => {
+      async ({ request, set }) => {
         const { country, as_of } = zonesInputs.read(request.url).query
-        const at = await instantAsked(as_of, deps.clock(), deps.zones)
-        const zones = at ? await zonesAsOf(deps.zones, country, at) : await deps.zones.zones(country, deps.clock())
-        return { ok: true as const, country, ...(at ? { as_of: at.toISOString() } : {}), count: zones.length, zones }
+        const now = deps.clock()
+        if (as_of === undefined) {
+          const facts = await deps.zones.facts(country)
+          const bytes = ready.get(facts, country, now.getTime(), () => {
+            const zones = zonesAt(facts, now)
+            return { body: { ok: true as const, country, count: zones.length, zones }, until: zoneFactsChangeAt(facts.values(), now.getTime()) }
+          })
+          return jsonBytes(set, bytes!)
+        }
+        const at = (await instantAsked(as_of, now, deps.zones))!
+        const zones = await zonesAsOf(deps.zones, country, at)
+        return { ok: true as const, country, as_of: at.toISOString(), count: zones.length, zones }
       },
       {
         scope: 'read',
@@ -68,12 +84,23 @@ export function zoneRoutes(deps: { gate: Gate; zones: ZoneAnswers; clock: Clock 
     )
     .get(
       '/zone/:slug',
-      async ({ request, params }) => {
+      async ({ request, params, set }) => {
         const { params: { slug }, query: { country, as_of } } = zoneInputs.read(request.url, params)
-        const at = await instantAsked(as_of, deps.clock(), deps.zones)
-        const detail = at ? await zoneAsOf(deps.zones, country, slug, at) : await deps.zones.zone(country, slug, deps.clock())
+        const now = deps.clock()
+        if (as_of === undefined) {
+          const facts = await deps.zones.facts(country)
+          // The slug's pattern admits one spelling per zone.
+          const bytes = ready.get(facts, `${country}/${slug}`, now.getTime(), () => {
+            const detail = zoneDetailAt(facts, slug, now)
+            return detail && { body: { ok: true as const, ...detail }, until: zoneFactsChangeAt([facts.get(zoneNumberOfSlug(slug)!)!], now.getTime()) }
+          })
+          if (!bytes) throw zoneNotFound(slug, country)
+          return jsonBytes(set, bytes)
+        }
+        const at = (await instantAsked(as_of, now, deps.zones))!
+        const detail = await zoneAsOf(deps.zones, country, slug, at)
         if (!detail) throw zoneNotFound(slug, country)
-        return { ok: true as const, ...(at ? { as_of: at.toISOString() } : {}), ...detail }
+        return { ok: true as const, as_of: at.toISOString(), ...detail }
       },
       {
         scope: 'read',

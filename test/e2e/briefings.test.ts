@@ -106,7 +106,7 @@ for (const batches of BATCH_GUARANTEES) {
       expect(new Set(ok.map((r) => r.body.briefing_id)).size).toBe(50)
       expect(ok.every((r) => r.body.cached === false)).toBe(true)
       expect(Math.max(...ok.map((r) => r.body.usage.used))).toBe(50)
-      // /health reuses the projected usage for a second (docs/decisions.md): each server shows 50 within it.
+      // /health reads the usage from its copy in memory (docs/decisions.md): each server shows 50 once it has re-read it.
       for (const server of servers) {
         const deadline = Date.now() + 1500
         let quota = (await health(server, key)).quota

@@ -63,6 +63,7 @@ for (const target of databaseTargets('HTTP auth')) {
         zones: system.zones,
         inventory: system.inventory,
         briefings: system.briefings,
+        quota: system.quota,
       }
       const forgotten = new Elysia().get('/forgotten', () => ({ ok: true, secret: 'data' }))
       expect(() => buildApp(deps, (gate) => [...apiFeatures(deps, gate), forgotten])).toThrow(

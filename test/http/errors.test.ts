@@ -47,8 +47,11 @@ describe('a bug inside a handler', () => {
           throw new Error('not used here')
         },
         usage: async () => {
-          throw new TypeError('quota store exploded at /srv/secret/path.ts:12')
+          throw new Error('not used here')
         },
+      },
+      quota: () => {
+        throw new TypeError('quota store exploded at /srv/secret/path.ts:12')
       },
     })
     const response = await app.handle(

@@ -154,6 +154,7 @@ for (const adapter of adapters) {
         zones: system.zones,
         inventory: system.inventory,
         briefings: system.briefings,
+        quota: system.quota,
       })
       const get = (key: string) =>
         configured.handle(new Request('http://localhost/api/v1/health', { headers: { authorization: `Bearer ${key}` } }))

@@ -1,5 +1,8 @@
 import { describe, expect, test } from 'vitest'
-import { bufferedJsonLogger } from '../../src/runtime/log.ts'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { bufferedJsonLogger, writeAllLater } from '../../src/runtime/log.ts'
 
 const capture = () => {
   const out: string[] = []
@@ -57,5 +60,66 @@ describe('the server log: JSON lines written in batches', () => {
     log.error('unhandled_error', { error: 'TypeError: x' })
     expect(lines(out)).toEqual(['{"t":"1970-01-01T00:00:00.000Z","event":"request","status":200}'])
     expect(lines(err)).toEqual(['{"t":"1970-01-01T00:00:00.000Z","level":"error","event":"unhandled_error","error":"TypeError: x"}'])
+  })
+})
+
+describe('the access log written in the background', () => {
+  /** An output whose background writes complete when the test says. */
+  const later = () => {
+    const out: string[] = []
+    const err: string[] = []
+    const pending: { text: string; done(): void }[] = []
+    const output = {
+      out: (text: string) => out.push(text),
+      err: (text: string) => err.push(text),
+      outLater: (text: string) => new Promise<void>((resolve) => pending.push({ text, done: () => (out.push(text), resolve()) })),
+    }
+    return { output, out, err, pending }
+  }
+
+  test('one batch at a time, in order: lines logged during a write wait for it; drain settles once all is written', async () => {
+    const { output, out, pending } = later()
+    const log = bufferedJsonLogger(output, () => 0)
+    log.info('request', { n: 1 })
+    log.flush()
+    expect(pending).toHaveLength(1)
+    log.info('request', { n: 2 })
+    log.flush()
+    expect(pending).toHaveLength(1)
+    let drained = false
+    const draining = log.drain().then(() => (drained = true))
+    pending[0]!.done()
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(pending).toHaveLength(2)
+    expect(drained).toBe(false)
+    pending[1]!.done()
+    await draining
+    expect(lines(out).map((line) => (JSON.parse(line) as { n: number }).n)).toEqual([1, 2])
+  })
+
+  test('at exit what waits is written at once; an error during a write does not jump ahead of the batch being written', () => {
+    const { output, out, err, pending } = later()
+    const log = bufferedJsonLogger(output, () => 0)
+    log.info('request', { n: 1 })
+    log.flush()
+    log.info('request', { n: 2 })
+    log.error('unhandled_error', { error: 'x' })
+    expect(out).toEqual([])
+    expect(lines(err)).toHaveLength(1)
+    pending[0]!.done()
+    log.flushNow()
+    expect(lines(out).map((line) => (JSON.parse(line) as { n: number }).n)).toEqual([1, 2])
+  })
+
+  test('writeAllLater writes every byte to a file descriptor, in the background', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mirador-log-'))
+    const file = join(dir, 'out.log')
+    const fd = openSync(file, 'w')
+    const text = Array.from({ length: 20_000 }, (_, i) => `{"n":${i},"é":"ü"}\n`).join('')
+    const written = writeAllLater(fd, text)
+    await written
+    closeSync(fd)
+    expect(readFileSync(file, 'utf8')).toBe(text)
+    rmSync(dir, { recursive: true })
   })
 })

@@ -10,7 +10,9 @@ import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { defaultRateLimits, type RateLimiter, type RateLimits } from '../../src/ratelimit/port.ts'
 import { DEFAULT_QUOTAS } from '../../src/domain/briefings/quota.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
-import { type Storage, briefingServiceOn, openKeyIndex, openListingInventory, openReadyZones, monitorServer, storageOn } from '../../src/system.ts'
+import { type Storage, briefingServiceOn, memoryQuota, openKeyIndex, openListingInventory, openReadyZones, openUsageIndex, monitorServer, storageOn } from '../../src/system.ts'
+import type { UsageIndex } from '../../projections/briefings/usage-index.ts'
+import type { QuotaReader } from '../../src/health/routes.ts'
 import type { ListingInventory } from '../../projections/listings/inventory.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
@@ -19,6 +21,9 @@ import type { Metrics } from '../../src/metrics/port.ts'
 export type TestSystem = {
   storage: Storage
   keys: KeyIndex
+  /** The briefing usage in memory, and /health's quota read from it. */
+  usage: UsageIndex
+  quota: QuotaReader
   zones: ReadyZones
   inventory: ListingInventory
   briefings: BriefingService
@@ -62,13 +67,16 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const onError = (error: unknown) => logs.push(`background error: ${String(error)}`)
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)
+  const usage = await openUsageIndex(storage, onError)
   const zones = openReadyZones(storage, onError)
   const inventory = await openListingInventory(storage, onError)
   const clock = options.clock ?? systemClock
+  const quotas = options.quotas ?? DEFAULT_QUOTAS
+  const quota = memoryQuota(usage, quotas)
   const briefings = briefingServiceOn(
     storage,
     zones,
-    { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas: options.quotas ?? DEFAULT_QUOTAS },
+    { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas },
     clock,
     cryptoRandom,
     options.writer ?? localAnalyst,
@@ -85,6 +93,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     zones,
     inventory,
     briefings,
+    quota,
     health,
     metrics: options.metrics,
   })
@@ -92,6 +101,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const settle = async () => {
     await storage.runner.catchUp()
     await keys.settled()
+    await usage.settled()
     await zones.settled()
     await inventory.settled()
   }
@@ -99,6 +109,8 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   return {
     storage,
     keys,
+    usage,
+    quota,
     zones,
     inventory,
     briefings,
@@ -127,6 +139,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     async close() {
       health.stop()
       keys.stop()
+      usage.stop()
       zones.stop()
       inventory.stop()
       await storage.close()

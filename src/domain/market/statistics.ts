@@ -24,8 +24,24 @@ export function medianDaysOnMarket(nowMs: number, medianListedMs: number | null,
   return Math.max(0, divideRounded(nowMs - medianListedMs, DAY_MS / 10) / 10)
 }
 
+/**
+ * The first instant after `nowMs` at which `medianDaysOnMarket` may give another value (Infinity
+ * when it is null): a tenth of a day is rounded half up, so the value steps when now − median
+ * listing time reaches k + ½ tenths; until then an answer holding it can be served as it is.
+ */
+export function medianDaysOnMarketChangesAt(nowMs: number, medianListedMs: number | null, n: number): number {
+  if (n < MIN_FOR_MEDIAN || medianListedMs === null) return Number.POSITIVE_INFINITY
+  const tenth = DAY_MS / 10
+  const tenths = nowMs >= medianListedMs ? Math.round((nowMs - medianListedMs) / tenth) : 0
+  return medianListedMs + tenths * tenth + tenth / 2
+}
+
 /** Whole days a listing has been on the market at `nowMs` (0 for a listing dated in the future). */
 export const daysOnMarket = (nowMs: number, listedMs: number): number => Math.max(0, Math.floor((nowMs - listedMs) / DAY_MS))
+
+/** The first instant after `nowMs` at which `daysOnMarket` gives another value: the next whole day since listing. */
+export const daysOnMarketChangesAt = (nowMs: number, listedMs: number): number =>
+  listedMs + (daysOnMarket(nowMs, listedMs) + 1) * DAY_MS
 
 /** Change from `then` to `now` in percent, 2 decimals, computed from the published (rounded) medians. */
 export function changePct(now: number | null, then: number | null): number | null {
