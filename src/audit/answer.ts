@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { withListingsAsRecorded } from '../../projections/listings/as-recorded.ts'
-import { countryZoneFacts, countryZoneFactsAt, firstListingEvent, zoneDetailAt, zonesAt } from '../../projections/listings/zone-statistics.ts'
+import { countryZoneFacts, countryZoneFactsAt, firstListingEvent } from '../../projections/listings/zone-statistics.ts'
 import type { Db } from '../db/port.ts'
 import { formatApiKey, hashApiKey } from '../domain/keys/api-key.ts'
 import type { EventStore } from '../eventstore/port.ts'
@@ -31,8 +31,6 @@ export async function answerAsRecorded(db: Db, store: EventStore, path: string, 
   return withListingsAsRecorded(db, store, until, async (sql, t) => {
     const zones: ZoneAnswers & Pick<ReadyZones, 'facts'> = {
       facts: (country) => countryZoneFacts(sql, t, country),
-      zones: async (country, now) => zonesAt(await countryZoneFacts(sql, t, country), now),
-      zone: async (country, slug, now) => zoneDetailAt(await countryZoneFacts(sql, t, country), slug, now),
       factsAt: (country, at, zoneNo, figures) => countryZoneFactsAt(sql, t, country, at, zoneNo, figures),
       firstEvent: () => firstListingEvent(sql, t),
     }

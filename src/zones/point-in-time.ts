@@ -10,7 +10,7 @@ import { invalidRequest } from '../shared/errors.ts'
 import type { FieldError } from '../shared/errors.ts'
 
 /** Where the zone routes get their figures: the prepared answers (ReadyZones), or a read model rebuilt for an audit (src/audit/answer.ts). */
-export type ZoneAnswers = Pick<ReadyZones, 'zones' | 'zone' | 'factsAt' | 'firstEvent'>
+export type ZoneAnswers = Pick<ReadyZones, 'factsAt' | 'firstEvent'>
 
 /** An ISO 8601 instant: a date and time with an offset (`Z`, `-06:00`), seconds and milliseconds optional. */
 const INSTANT = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$'
