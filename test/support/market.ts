@@ -85,6 +85,10 @@ export async function openMarket(
   const zones = ReadyZones.follow(db, runner, (error) => {
     throw error
   })
+  // Past instants are answered from the history in memory once a first question has loaded it (SQL
+  // until then): loaded here, so that the tests of as_of and the monthly history read the memory path.
+  await zones.firstEvent()
+  await zones.settled()
   const inventory = await ListingInventory.open(db, runner)
   return {
     db,
