@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../runtime/log.ts'
-import { AppError, echo, type FieldError, httpStatus } from '../shared/errors.ts'
+import { AppError, echo, type ErrorCode, type FieldError, httpStatus } from '../shared/errors.ts'
 import { ClientAborted } from './body.ts'
 
 
@@ -65,6 +65,19 @@ export function jsonBytes(set: { headers: Record<string, unknown> }, bytes: Uint
   set.headers['content-type'] = JSON_TYPE
   return bytes
 }
+
+/** The code of each error body serialised once (`errorBytes`): what the request metrics count it as. */
+const codeOfBytes = new WeakMap<Uint8Array, ErrorCode>()
+
+/** `error`'s body serialised once, for a refusal that is always the same (no headers, a fixed message). */
+export function errorBytes(error: AppError): Uint8Array {
+  const bytes = new TextEncoder().encode(JSON.stringify(error.body()))
+  codeOfBytes.set(bytes, error.code)
+  return bytes
+}
+
+/** The error code of a body made by `errorBytes`, if `body` is one. */
+export const codeOfErrorBytes = (body: unknown): ErrorCode | undefined => (body instanceof Uint8Array ? codeOfBytes.get(body) : undefined)
 
 /** The answer to `error`: its headers and JSON content type go on `set`; returns the body. */
 export function errorBody(error: AppError, set: { headers: Record<string, unknown> }): Record<string, unknown> {

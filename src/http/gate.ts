@@ -3,7 +3,7 @@ import { authenticate, KEY_REFUSALS, type KeyLookup, type Principal, VerifiedKey
 import type { Scope } from '../domain/keys/key.ts'
 import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, setRateLimitHeaders } from '../ratelimit/port.ts'
 import { AppError, httpStatus } from '../shared/errors.ts'
-import { errorBody, jsonBytes, methodNotAllowed } from './errors.ts'
+import { errorBody, errorBytes, jsonBytes, methodNotAllowed } from './errors.ts'
 import type { Clock } from '../shared/random.ts'
 
 /**
@@ -52,7 +52,7 @@ export type GateDeps = {
  * `buildApp` refuses to start when a route declares neither macro.
  */
 /** The key refusals, made once (authenticate.ts), serialised once too: under abuse they are most answers. */
-const KEY_REFUSAL_BYTES = new Map(Object.values(KEY_REFUSALS).map((refusal) => [refusal, new TextEncoder().encode(JSON.stringify(refusal.body()))]))
+const KEY_REFUSAL_BYTES = new Map(Object.values(KEY_REFUSALS).map((refusal) => [refusal, errorBytes(refusal)]))
 
 /** The answer to a refusal of the gate: `errorBody`'s, as bytes made once for the key refusals (which carry no headers). */
 function refusalBody(refusal: AppError, set: { headers: Record<string, unknown> }): Record<string, unknown> | Uint8Array {

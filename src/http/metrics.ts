@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Metrics } from '../metrics/port.ts'
 import { type ErrorCode, httpStatus } from '../shared/errors.ts'
-import { toAppError } from './errors.ts'
+import { codeOfErrorBytes, toAppError } from './errors.ts'
 
 /** Methods reported as they are; any other becomes `other` (a client chooses the method). */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
@@ -9,8 +9,11 @@ const started = new WeakMap<Request, number>()
 
 type Observed = { request: Request; route?: string; set: { status?: number | string }; responseValue?: unknown; refusal?: ErrorCode }
 
-/** The code of an answer given with `status(…, errorBody(…))` (the gate's refusals), if it is one. */
-const answeredCode = (value: unknown): unknown => (value as { response?: { error?: unknown } } | undefined)?.response?.error
+/** The code of an answer given with `status(…, errorBody(…))` or `status(…, errorBytes(…))` (the gate's refusals), if it is one. */
+function answeredCode(value: unknown): unknown {
+  const response = (value as { response?: unknown } | undefined)?.response
+  return codeOfErrorBytes(response) ?? (response as { error?: unknown } | undefined)?.error
+}
 
 /**
  * Reports every answered request to `metrics`: its route template (`unmatched` when no route took
