@@ -12,18 +12,25 @@ export function rawRequest(port: number, head: string, body = '', timeoutMs = 10
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.end(`${head}\r\nConnection: close\r\n\r\n${body}`))
     const chunks: Buffer[] = []
-    const timer = setTimeout(() => socket.destroy(new Error(`no complete answer in ${timeoutMs} ms to ${JSON.stringify(head.slice(0, 200))}`)), timeoutMs)
+    let failure: Error | null = null
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      socket.destroy(new Error(`no complete answer in ${timeoutMs} ms to ${JSON.stringify(head.slice(0, 200))}`))
+    }, timeoutMs)
     socket.on('data', (chunk) => chunks.push(chunk))
+    // A server may answer before it has read the whole body (a 401 to a large upload) and close:
+    // writing the rest then fails (EPIPE, ECONNRESET), but the answer was given, as a client sees it.
     socket.on('error', (error) => {
-      clearTimeout(timer)
-      reject(error)
+      failure = error
     })
     socket.on('close', () => {
       clearTimeout(timer)
       try {
+        if (timedOut) throw failure
         resolve(parseResponse(Buffer.concat(chunks).toString('utf8')))
       } catch (error) {
-        reject(error)
+        reject(failure ?? error)
       }
     })
   })
