@@ -20,6 +20,7 @@ import { bufferedJsonLogger, processOutput } from './runtime/log.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { AppError } from './shared/errors.ts'
+import { discardUnreadBody } from './http/body.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { briefingServiceOn, memoryQuota, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage, openUsageIndex } from './system.ts'
 import { isWriteToClosedConnection } from './db/postgres.ts'
@@ -211,7 +212,11 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       health,
       metrics,
     })
-    answer = (request) => asRequest(() => app.handle(request))
+    answer = (request) => {
+      const answered = asRequest(() => app.handle(request))
+      if (request.method === 'GET' || request.method === 'HEAD') return answered
+      return answered.then((response) => discardUnreadBody(request).then(() => response))
+    }
 
     // With PostgreSQL the CLI works on the database directly; the socket serves the embedded store only.
     const socketPath = join(config.dataDir, 'mirador.sock')

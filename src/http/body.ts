@@ -17,6 +17,38 @@ export class ClientAborted extends Error {
 export const payloadTooLarge = () =>
   new AppError('payload_too_large', `the body is over ${MAX_BODY_BYTES} bytes (16 KiB), the limit for a request body`)
 
+/** How much of a body the API did not read it still reads and discards before answering, and for how long. */
+export const DISCARD_LIMIT = { bytes: 8 * 1024 * 1024, ms: 2000 }
+
+/**
+ * Reads and discards what is left of a body the API answered without reading (a 401, 404 or 413 to an
+ * upload), up to DISCARD_LIMIT. Closing a connection with unread bytes makes the kernel reset it, and
+ * a client still sending then loses the answer it was given (Go's net/http and nginx's lingering close
+ * guard against the same). A declared body over the limit is not read: that client may see a reset.
+ */
+export async function discardUnreadBody(request: Request): Promise<void> {
+  if (request.bodyUsed || !request.body) return
+  if (Number(request.headers.get('content-length') ?? 0) > DISCARD_LIMIT.bytes) return
+  const reader = request.body.getReader()
+  const deadline = Date.now() + DISCARD_LIMIT.ms
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), DISCARD_LIMIT.ms)
+  })
+  try {
+    for (let read = 0; read <= DISCARD_LIMIT.bytes && Date.now() < deadline; ) {
+      const chunk = await Promise.race([reader.read(), late])
+      if (chunk === 'late' || chunk.done) break
+      read += chunk.value.byteLength
+    }
+  } catch {
+    // The client went away: nothing left to protect.
+  } finally {
+    clearTimeout(timer)
+    void reader.cancel().catch(() => {})
+  }
+}
+
 /**
  * Reads at most MAX_BODY_BYTES of the body: a declared Content-Length above it is refused before
  * anything is read, a longer chunked body as soon as it passes the limit.
