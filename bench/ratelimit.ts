@@ -15,7 +15,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createClient } from 'redis'
-import { BUN, RESULTS, ROOT, freePort, loadAverage, machine, startProcess, waitFor, wrk, type WrkResult, wrkVersion, writeResultsSection } from './support.ts'
+import { BUN, RESULTS, ROOT, freePort, loadAverage, machine, requireWrk, startProcess, waitFor, wrk, type WrkResult, wrkVersion, writeResultsSection } from './support.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -26,6 +26,7 @@ const { values: flags } = parseArgs({
     'no-write': { type: 'boolean', default: false },
   },
 })
+requireWrk()
 const duration = Number(flags.duration)
 const threads = Number(flags.threads)
 const connections = Number(flags.connections)

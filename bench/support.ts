@@ -165,6 +165,22 @@ export function wrk(url: string, options: WrkOptions): WrkResult {
   }
 }
 
+/** A wrk Lua script, written into `dir`, that asks for `paths` in turn, one per request. */
+export function rotatingPathsScript(dir: string, paths: string[]): string {
+  const file = join(dir, `rotate-${Math.random().toString(36).slice(2)}.lua`)
+  const lines = [`local paths = { ${paths.map((path) => JSON.stringify(path)).join(', ')} }`, 'local i = 0', 'request = function()', '  i = i % #paths + 1', '  return wrk.format(nil, paths[i])', 'end']
+  writeFileSync(file, `${lines.join('\n')}\n`)
+  return file
+}
+
+/** Stops a benchmark that needs wrk before it starts anything, with how to get it. */
+export function requireWrk(): void {
+  const probe = spawnSync('wrk', ['-v'], { stdio: 'ignore' })
+  if ((probe.error as NodeJS.ErrnoException | undefined)?.code !== 'ENOENT') return
+  console.error('this benchmark drives its load with wrk, which is not installed (Debian: apt-get install wrk)')
+  process.exit(2)
+}
+
 export function wrkVersion(): string {
   let output: string
   try {
