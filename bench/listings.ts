@@ -28,6 +28,7 @@ import { SHAPES, WRK_QUERY } from './listing-shapes.ts'
 import { checkLoader, loadListings } from './listings-load.ts'
 import {
   BUN,
+  canPin,
   type Child,
   freePort,
   loadAverage,
@@ -52,7 +53,7 @@ const { values: flags } = parseArgs({
     schema: { type: 'string', default: 'bench_listings_1m' },
     requests: { type: 'string', default: '500' },
     duration: { type: 'string', default: '10' },
-    threads: { type: 'string', default: '2' },
+    threads: { type: 'string', default: '1' },
     connections: { type: 'string', default: '50' },
     check: { type: 'string', default: '3000' },
     'no-write': { type: 'boolean', default: false },
@@ -62,7 +63,10 @@ requireWrk()
 const listingCount = Number(flags.listings)
 const requests = Number(flags.requests)
 const warmup = Math.max(20, Math.floor(requests / 10))
-const wrkOptions = { threads: Number(flags.threads), connections: Number(flags.connections), seconds: Number(flags.duration) }
+// Every server on one core and wrk on the other, as in bench:http: unpinned, wrk's threads take the server's core.
+const SERVER_CPU = '1'
+const WRK_CPU = '0'
+const wrkOptions = { threads: Number(flags.threads), connections: Number(flags.connections), seconds: Number(flags.duration), cpus: WRK_CPU }
 const EMPTY_SCHEMA = `${flags.schema}_empty`
 const SECTION = 'Listing search at 1M listings'
 const MISS_HEAVY = 'mirador, pages missing the caches'
@@ -85,7 +89,7 @@ type Server = { name: string; base: string; authorization?: string; pid: number;
 async function startRaw(name: string, script: string, env: Record<string, string>, probe: string): Promise<Server> {
   const port = await freePort()
   const started = Date.now()
-  const proc = startProcess([script], { PORT: String(port), ...env })
+  const proc = startProcess([script], { PORT: String(port), ...env }, { cpus: SERVER_CPU })
   const base = `http://127.0.0.1:${port}`
   await waitFor(`${base}${probe}`, 200, {}, proc.output)
   return { name, base, pid: proc.pid, proc, startupMs: Date.now() - started }
@@ -106,7 +110,7 @@ async function startMirador(name: string, schema: string): Promise<Server> {
     REDIS_URL: '',
   }
   const started = Date.now()
-  const proc = startProcess(['src/main.ts'], env)
+  const proc = startProcess(['src/main.ts'], env, { cpus: SERVER_CPU })
   const base = `http://127.0.0.1:${port}`
   await waitFor(`${base}/api/v1/health`, 401, {}, proc.output)
   const startupMs = Date.now() - started
@@ -352,7 +356,8 @@ const body = [
     : 'The loader fidelity check was skipped in this run (--check 0).',
   '',
   `- Date: ${date} UTC`,
-  `- Machine: ${machine()}; load average ${loadStart} at start, ${loadEnd} at end (other agents run tests on the same 2 cores)`,
+  `- Machine: ${machine()}; load average ${loadStart} at start, ${loadEnd} at end`,
+  `- Pinning: ${canPin ? `every server on cpu ${SERVER_CPU}, wrk on cpu ${WRK_CPU} (\`taskset\`); PostgreSQL and the benchmark's own sequential requests unpinned` : 'none (taskset missing or one core)'}`,
   `- Software: Bun ${Bun.version}, PostgreSQL ${postgresVersion} on the same host (default settings: shared_buffers 128 MB), ${wrkVersion()}`,
   `- Data: ${loadSummary.listings.toLocaleString('en')} listings, ${loadSummary.public.toLocaleString('en')} of them public (active, verified, broker), ${loadSummary.history.toLocaleString('en')} history intervals, ${loadSummary.zones} zones; tables + indexes ${tableSize}; market end ${MARKET_END}; ${loadSummary.loadedNow > 0 ? `loaded by this run in ${loadSummary.seconds.toFixed(0)} s (with indexing and VACUUM ANALYZE)` : 'loaded by an earlier run'}`,
   `- Command: \`npx bun bench/listings.ts --listings ${flags.listings} --requests ${requests} --duration ${wrkOptions.seconds} --threads ${wrkOptions.threads} --connections ${wrkOptions.connections}\``,
