@@ -1,15 +1,8 @@
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import {
-  isListingEvent,
-  LISTING_CATEGORY,
-  type ListingDetails,
-  type ListingEvent,
-  type ListingEventType,
-  type ListingPrice,
-} from '../../src/domain/listings/listing.ts'
-import { usdText } from '../../src/domain/market/fx.ts'
-import { zoneNumberOfName } from '../../src/domain/market/zone-name.ts'
-import { type Projection, type RowChange, sql, type Tables } from '../engine/projection.ts'
+import { isListingEvent, LISTING_CATEGORY, type ListingEvent, type ListingEventType } from '../../src/domain/listings/listing.ts'
+import { type Projection, type RowChange, sql } from '../engine/projection.ts'
+import { foldedStatements, foldListing } from './fold.ts'
+import { DETAIL_COLUMNS, detailsRow, EXACT_PPM2, input, type ListingsTables, PRICE_COLUMNS, priceRow, STATISTICAL } from './rows.ts'
 
 /**
  * The market read model, from listing events only (event times, never the clock):
@@ -34,13 +27,8 @@ import { type Projection, type RowChange, sql, type Tables } from '../engine/pro
  * Every version reads the tables of the ones before (same columns), which the API serves while
  * the new version is being built.
  */
-export type ListingsTables = Tables<'listings' | 'history' | 'zones' | 'touches'>
-
-/**
- * Exact price per m² of a listing: the USD price (whole cents) over the area, in decimal with 30
- * places (correctly rounded there), far below any cent a median could be published with.
- */
-export const EXACT_PPM2 = 'price_usd::numeric(46, 30) / area_m2::numeric'
+export type { ListingsTables } from './rows.ts'
+export { EXACT_PPM2 } from './rows.ts'
 
 /** An index over the listings /listings may show (active, verified, broker), the only ones it searches. */
 const publicIndex = (t: ListingsTables, name: string, columns: string) =>
@@ -122,25 +110,6 @@ const indexes = (t: ListingsTables) => [
   `create index if not exists ${t.touches}_at on ${t.touches} (at)`,
 ]
 
-/** Fields of a listing that zone statistics depend on: changing one closes its history interval. */
-const STATISTICAL: readonly (keyof ListingDetails)[] = ['country', 'zone', 'operation', 'property_type', 'bedrooms', 'area_m2', 'listed_at']
-
-const zoneNo = (zone: string): number => {
-  const n = zoneNumberOfName(zone)
-  if (n === null) throw new Error(`listing event with malformed zone ${JSON.stringify(zone)}`)
-  return n
-}
-
-/**
- * Row changes are multi-row statements: each takes one parameter, a JSON array with one object per
- * event, read as the relation `x` with the columns below (`at` is the event's observed_at, `revision`
- * its stream revision). Every event of one statement belongs to a different listing.
- */
-// `json`, not `jsonb`: the text is read once, where jsonb first builds a binary copy (about three times the work for a batch).
-const input = (columns: string) => `x as (select * from json_to_recordset($1::text::json) as x(${columns}))`
-const DETAIL_COLUMNS = `country text, zone_no integer, operation text, property_type text, title text, area_m2 double precision,
-  bedrooms integer, bathrooms double precision, broker_id text, broker_name text, url text, listed_at timestamptz`
-const PRICE_COLUMNS = 'price_local double precision, currency text, fx_rate double precision, price_usd numeric'
 const RETURNING = `returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.source, l.property_type, l.bedrooms, l.listed_at,
   l.price_usd, l.ppm2_usd`
 /** Opens a history interval, from the event, for each listing of `listing` that is active (and `where`). */
@@ -199,66 +168,13 @@ const statementsFor = (t: ListingsTables): Record<ListingEventType, string> => (
     ${touchZones(t, 'listing')}`,
 })
 
-/**
- * Listings first seen in a batch, folded (foldListing): their final rows, every history interval
- * they opened (closed ones with their end), and the zones they touched, written by plain inserts.
- * `ppm2_usd` is the listings table's generated column, computed the same way from the same values.
- */
-const foldedStatementsFor = (t: ListingsTables) => ({
-  listings: `with ${input(`listing_id text, at timestamptz, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}, verified_at timestamptz, status text`)}
-    insert into ${t.listings} (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type, title, area_m2,
-      bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, verified_at, status)
-    select listing_id, at, source, source_id, country, zone_no, operation, property_type, title, area_m2, bedrooms, bathrooms,
-      broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, verified_at, status from x`,
-  history: `with ${input(`listing_id text, since_revision integer, country text, zone_no integer, operation text, source text,
-    property_type text, bedrooms integer, listed_at timestamptz, price_usd numeric, area_m2 double precision, valid_from timestamptz,
-    valid_to timestamptz`)}
-    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
-      price_usd, ppm2_usd, valid_from, valid_to)
-    select listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
-      price_usd::numeric(16, 2), ${EXACT_PPM2.replace('price_usd', 'price_usd::numeric(16, 2)')}, valid_from, valid_to from x`,
-  touches: `with ${input('country text, zone_no integer, at timestamptz')},
-    touch as (insert into ${t.touches} (country, zone_no, at) select country, zone_no, at from x on conflict do nothing)
-    insert into ${t.zones} (country, zone_no, updated_at) select country, zone_no, max(at) from x group by country, zone_no
-    on conflict (country, zone_no) do update set updated_at = greatest(${t.zones}.updated_at, excluded.updated_at)`,
-})
-
 /** Statements per generation (their text names its tables), built once per generation. */
 const statementCache = new Map<string, Record<ListingEventType, string>>()
-const foldedCache = new Map<string, ReturnType<typeof foldedStatementsFor>>()
-const foldedStatements = (t: ListingsTables) => {
-  let built = foldedCache.get(t.listings)
-  if (!built) foldedCache.set(t.listings, (built = foldedStatementsFor(t)))
-  return built
-}
 const statements = (t: ListingsTables) => {
   let built = statementCache.get(t.listings)
   if (!built) statementCache.set(t.listings, (built = statementsFor(t)))
   return built
 }
-
-const detailsRow = (d: ListingDetails) => ({
-  country: d.country,
-  zone_no: zoneNo(d.zone),
-  operation: d.operation,
-  property_type: d.property_type,
-  title: d.title,
-  area_m2: d.area_m2,
-  bedrooms: d.bedrooms,
-  bathrooms: d.bathrooms,
-  broker_id: d.broker?.id ?? null,
-  broker_name: d.broker?.name ?? null,
-  url: d.url,
-  listed_at: d.listed_at,
-})
-
-/** A price as recorded, and in USD recomputed exactly from it (the event's own `price_usd` is not read). */
-const priceRow = (p: ListingPrice) => ({
-  price_local: p.price_local,
-  currency: p.currency,
-  fx_rate: p.fx_rate,
-  price_usd: usdText(p.price_local, p.fx_rate),
-})
 
 /** The row of `x` an event contributes to its statement. */
 function inputRow(event: ListingEvent, revision: number): Record<string, unknown> {
@@ -284,91 +200,6 @@ function inputRow(event: ListingEvent, revision: number): Record<string, unknown
       throw new Error(`unhandled ${JSON.stringify(never)}`)
     }
   }
-}
-
-type Folded = { listing: Record<string, unknown>; history: Record<string, unknown>[]; touches: [string, number, string][] }
-
-/**
- * What the statements of `statementsFor` leave behind for a listing whose every event is `events`
- * (the first its ListingIngested), computed here instead: a pure fold, step for step the same.
- */
-function foldListing(events: readonly { event: ListingEvent; revision: number }[]): Folded {
-  const first = events[0]!.event as Extract<ListingEvent, { type: 'ListingIngested' }>
-  const d = first.data
-  const row: Record<string, unknown> = {
-    listing_id: d.listing_id,
-    at: d.observed_at,
-    source: d.source,
-    source_id: d.source_id,
-    ...detailsRow(d),
-    ...priceRow(d),
-    verified_at: null,
-    status: 'active',
-  }
-  const history: Record<string, unknown>[] = []
-  const touches: Folded['touches'] = []
-  const open = (revision: number, at: string) => {
-    if (row.status !== 'active') return
-    history.push({
-      listing_id: row.listing_id,
-      since_revision: revision,
-      country: row.country,
-      zone_no: row.zone_no,
-      operation: row.operation,
-      source: row.source,
-      property_type: row.property_type,
-      bedrooms: row.bedrooms,
-      listed_at: row.listed_at,
-      price_usd: row.price_usd,
-      area_m2: row.area_m2,
-      valid_from: at,
-      valid_to: null,
-    })
-  }
-  const close = (at: string) => {
-    for (const interval of history) if (interval.valid_to === null) interval.valid_to = at
-  }
-  for (const { event, revision } of events) {
-    const at = event.data.observed_at
-    const before = { country: row.country as string, zone_no: row.zone_no as number }
-    row.at = at
-    switch (event.type) {
-      case 'ListingIngested':
-        open(revision, at)
-        break
-      case 'ListingDetailsChanged': {
-        Object.assign(row, detailsRow(event.data))
-        if (event.data.changed.some((field) => (STATISTICAL as readonly string[]).includes(field))) {
-          close(at)
-          open(revision, at)
-        }
-        touches.push([before.country, before.zone_no, at])
-        break
-      }
-      case 'ListingPriceChanged':
-        Object.assign(row, priceRow(event.data))
-        close(at)
-        open(revision, at)
-        break
-      case 'ListingVerified':
-        row.verified_at = event.data.verified_at
-        break
-      case 'ListingDelisted':
-        row.status = 'delisted'
-        close(at)
-        break
-      case 'ListingRelisted':
-        row.status = 'active'
-        open(revision, at)
-        break
-      default: {
-        const never: never = event
-        throw new Error(`unhandled ${JSON.stringify(never)}`)
-      }
-    }
-    touches.push([row.country as string, row.zone_no as number, at])
-  }
-  return { listing: row, history, touches }
 }
 
 /**

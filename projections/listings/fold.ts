@@ -1,0 +1,120 @@
+import type { ListingEvent } from '../../src/domain/listings/listing.ts'
+import { DETAIL_COLUMNS, detailsRow, EXACT_PPM2, input, type ListingsTables, PRICE_COLUMNS, priceRow, STATISTICAL } from './rows.ts'
+
+/**
+ * Listings first seen in a batch, folded (foldListing): their final rows, every history interval
+ * they opened (closed ones with their end), and the zones they touched, written by plain inserts.
+ * `ppm2_usd` is the listings table's generated column, computed the same way from the same values.
+ */
+const foldedStatementsFor = (t: ListingsTables) => ({
+  listings: `with ${input(`listing_id text, at timestamptz, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}, verified_at timestamptz, status text`)}
+    insert into ${t.listings} (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type, title, area_m2,
+      bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, verified_at, status)
+    select listing_id, at, source, source_id, country, zone_no, operation, property_type, title, area_m2, bedrooms, bathrooms,
+      broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, verified_at, status from x`,
+  history: `with ${input(`listing_id text, since_revision integer, country text, zone_no integer, operation text, source text,
+    property_type text, bedrooms integer, listed_at timestamptz, price_usd numeric, area_m2 double precision, valid_from timestamptz,
+    valid_to timestamptz`)}
+    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
+      price_usd, ppm2_usd, valid_from, valid_to)
+    select listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
+      price_usd::numeric(16, 2), ${EXACT_PPM2.replace('price_usd', 'price_usd::numeric(16, 2)')}, valid_from, valid_to from x`,
+  touches: `with ${input('country text, zone_no integer, at timestamptz')},
+    touch as (insert into ${t.touches} (country, zone_no, at) select country, zone_no, at from x on conflict do nothing)
+    insert into ${t.zones} (country, zone_no, updated_at) select country, zone_no, max(at) from x group by country, zone_no
+    on conflict (country, zone_no) do update set updated_at = greatest(${t.zones}.updated_at, excluded.updated_at)`,
+})
+
+
+/** The folded statements per generation (their text names its tables), built once per generation. */
+const foldedCache = new Map<string, ReturnType<typeof foldedStatementsFor>>()
+export const foldedStatements = (t: ListingsTables) => {
+  let built = foldedCache.get(t.listings)
+  if (!built) foldedCache.set(t.listings, (built = foldedStatementsFor(t)))
+  return built
+}
+
+type Folded = { listing: Record<string, unknown>; history: Record<string, unknown>[]; touches: [string, number, string][] }
+
+/**
+ * What the statements of `statementsFor` leave behind for a listing whose every event is `events`
+ * (the first its ListingIngested), computed here instead: a pure fold, step for step the same.
+ */
+export function foldListing(events: readonly { event: ListingEvent; revision: number }[]): Folded {
+  const first = events[0]!.event as Extract<ListingEvent, { type: 'ListingIngested' }>
+  const d = first.data
+  const row: Record<string, unknown> = {
+    listing_id: d.listing_id,
+    at: d.observed_at,
+    source: d.source,
+    source_id: d.source_id,
+    ...detailsRow(d),
+    ...priceRow(d),
+    verified_at: null,
+    status: 'active',
+  }
+  const history: Record<string, unknown>[] = []
+  const touches: Folded['touches'] = []
+  const open = (revision: number, at: string) => {
+    if (row.status !== 'active') return
+    history.push({
+      listing_id: row.listing_id,
+      since_revision: revision,
+      country: row.country,
+      zone_no: row.zone_no,
+      operation: row.operation,
+      source: row.source,
+      property_type: row.property_type,
+      bedrooms: row.bedrooms,
+      listed_at: row.listed_at,
+      price_usd: row.price_usd,
+      area_m2: row.area_m2,
+      valid_from: at,
+      valid_to: null,
+    })
+  }
+  const close = (at: string) => {
+    for (const interval of history) if (interval.valid_to === null) interval.valid_to = at
+  }
+  for (const { event, revision } of events) {
+    const at = event.data.observed_at
+    const before = { country: row.country as string, zone_no: row.zone_no as number }
+    row.at = at
+    switch (event.type) {
+      case 'ListingIngested':
+        open(revision, at)
+        break
+      case 'ListingDetailsChanged': {
+        Object.assign(row, detailsRow(event.data))
+        if (event.data.changed.some((field) => (STATISTICAL as readonly string[]).includes(field))) {
+          close(at)
+          open(revision, at)
+        }
+        touches.push([before.country, before.zone_no, at])
+        break
+      }
+      case 'ListingPriceChanged':
+        Object.assign(row, priceRow(event.data))
+        close(at)
+        open(revision, at)
+        break
+      case 'ListingVerified':
+        row.verified_at = event.data.verified_at
+        break
+      case 'ListingDelisted':
+        row.status = 'delisted'
+        close(at)
+        break
+      case 'ListingRelisted':
+        row.status = 'active'
+        open(revision, at)
+        break
+      default: {
+        const never: never = event
+        throw new Error(`unhandled ${JSON.stringify(never)}`)
+      }
+    }
+    touches.push([row.country as string, row.zone_no as number, at])
+  }
+  return { listing: row, history, touches }
+}
