@@ -265,6 +265,9 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     await running.limiter.close()
     await running.storage.close()
     unlock()
+    // The last line: a request answered before the signal may be logged after "stopping" (its line is
+    // written after its answer is sent), never after this.
+    log.info('stopped', { signal })
     await log.drain()
     process.exit(0)
   }

@@ -181,7 +181,8 @@ export function smokeSuite(runtime: Runtime) {
         .map((line) => JSON.parse(line) as Json)
       const logged = entries.filter((entry) => entry.event === 'request' && String(entry.request_id).startsWith(`smoke-${runtime}-`))
       expect(logged.map((entry) => entry.request_id).sort()).toEqual([...ids].sort())
-      expect(entries.at(-1)).toMatchObject({ event: 'stopping', signal: 'SIGTERM' })
+      expect(entries).toContainEqual(expect.objectContaining({ event: 'stopping', signal: 'SIGTERM' }))
+      expect(entries.at(-1)).toMatchObject({ event: 'stopped', signal: 'SIGTERM' })
       expect([existsSync(join(dataDir, 'mirador.sock')), existsSync(join(dataDir, 'mirador.lock'))]).toEqual([false, false])
     })
 
