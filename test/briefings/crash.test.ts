@@ -160,7 +160,11 @@ for (const target of databaseTargets('briefings interrupted between appends')) {
             const owner = `crash-${path === 'generated' ? 'g' : 'h'}${n}${when[0]}`
             const who = caller(owner)
             const zone = path === 'generated' ? 10 + n * 2 + (when === 'after' ? 1 : 0) : 30
-            if (path === 'cache hit') await serviceOn(store, T0).brief('investor', body(zone), caller('warm-cache'))
+            if (path === 'cache hit') {
+              await serviceOn(store, T0).brief('investor', body(zone), caller('warm-cache'))
+              // The cache is a read model: the briefing is a hit only once its projection has applied it.
+              await projections.runner.catchUp()
+            }
             const dying = dyingAt(store, n, when)
             await expect(serviceOn(dying, T0).brief('investor', body(zone), who, 'k')).rejects.toThrow()
 
