@@ -26,8 +26,8 @@ export function rawRequest(port: number, head: string, body = '', timeoutMs = 10
     })
     socket.on('close', () => {
       clearTimeout(timer)
+      if (timedOut) return reject(failure)
       try {
-        if (timedOut) throw failure
         resolve(parseResponse(Buffer.concat(chunks).toString('utf8')))
       } catch (error) {
         reject(failure ?? error)
