@@ -1,4 +1,5 @@
 import { GroupedAppends } from '../eventstore/grouped-appends.ts'
+import { unbounded } from '../runtime/dependency.ts'
 import { AppError } from '../shared/errors.ts'
 import { type BriefingResponse, briefingOf, type CachedBriefing, respond } from '../domain/briefings/answer.ts'
 import {
@@ -65,7 +66,9 @@ export function answering(deps: BriefingServiceDeps, ledger: QuotaLedger, admiss
     const month = run?.month ?? quotaMonth(now)
     const slot = await admission.reserve(caller.ownerId, caller.tier, month, now)
     try {
-      const draft = await deps.writer.write(persona, input, { zone, country: await deps.facts.country(input.country, now) })
+      const country = await deps.facts.country(input.country, now)
+      // The writer's time is not the request's (its own timeout is documented): its bound covers the rest.
+      const draft = await unbounded(() => deps.writer.write(persona, input, { zone, country }))
       if (!persona.verdicts.includes(draft.verdict)) {
         throw new AppError('upstream_error', `the ${draft.writer} writer answered verdict ${draft.verdict}, outside the ${persona.id} vocabulary`)
       }

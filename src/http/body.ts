@@ -1,4 +1,5 @@
 import { AppError, echo, invalidRequest } from '../shared/errors.ts'
+import { unbounded } from '../runtime/dependency.ts'
 
 /** The largest request body the API reads (DESIGN: 413 payload_too_large above 16 KiB). */
 export const MAX_BODY_BYTES = 16 * 1024
@@ -94,7 +95,8 @@ export async function readJsonBody(request: Request): Promise<unknown> {
       { field: 'content-type', message: 'Expected application/json' },
     ])
   }
-  const bytes = await readLimited(request)
+  // The client's upload is its time, not the request's: the bound on dependencies begins once it is read.
+  const bytes = await unbounded(() => readLimited(request))
   let text: string
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)

@@ -9,7 +9,11 @@ export type DependencyName = 'event store' | 'read-model database' | 'rate limit
 
 /** Longest wait of a request for one call to a dependency; the next calls fail at once while it is down. */
 export const CALL_DEADLINE_MS = 1000
-/** Longest a request waits for its dependencies, all calls together (docs/errors.md): it is answered within 2 s. */
+/**
+ * How long a request may take, from its start until its last call to a dependency, by the clock on the
+ * wall (docs/errors.md): with the refusal itself it is answered within 2 s. The time a briefing spends
+ * with its writer is not counted (`unbounded`): the writer has a timeout of its own.
+ */
 export const REQUEST_BUDGET_MS = 1500
 /** How often the monitor asks each dependency (`watchDependencies`), and how long it waits for an answer. */
 export const PROBE_INTERVAL_MS = 250
@@ -21,7 +25,14 @@ export const PROBE_DEADLINE_MS = 500
  */
 export type Evidence = 'unreachable' | 'slow' | 'nothing'
 
-/** The 503 of a request that needs a dependency that does not answer; a retry is safe (docs/idempotency.md). */
+/** What a client reads when its request ran out of time with no dependency to blame. */
+const OUT_OF_TIME = 'the server could not answer in time; retry in a moment'
+
+/**
+ * The 503 of a request that needs a dependency that does not answer; a retry is safe (docs/idempotency.md).
+ * Its message names the dependency that failed, or none when the request merely ran out of time
+ * (`nothing`): a busy server, a queue of other requests, a slow answer cut short by the request's bound.
+ */
 export class DependencyUnavailable extends AppError {
   constructor(
     readonly dependency: DependencyName,
@@ -31,7 +42,7 @@ export class DependencyUnavailable extends AppError {
     readonly sent = true,
     readonly evidence: Evidence = 'unreachable',
   ) {
-    super('service_unavailable', `the ${dependency} is unavailable; retry in a moment`, {}, { 'Retry-After': '1' })
+    super('service_unavailable', evidence === 'nothing' ? OUT_OF_TIME : `the ${dependency} is unavailable; retry in a moment`, {}, { 'Retry-After': '1' })
     this.name = 'DependencyUnavailable'
   }
 }
@@ -49,37 +60,52 @@ export type DependencyState = { name: DependencyName; reachable: boolean; second
 export type DependencyLog = (event: 'dependency_down' | 'dependency_up', fields: Record<string, unknown>) => void
 
 /**
- * A request in progress: whether a dependency already failed it, and how long it waited for its
- * dependencies: the time during which at least one of its calls was pending (`waiting` of them, since
- * `since`), so that a call made inside another (the event store's over its database) or beside
- * another counts once.
+ * A request in progress: when its time runs out (`deadline`, on `performance.now()`), and the first
+ * outage it met, which every later refusal of the request names: a request refused because the
+ * database failed it is refused for the database, whatever it calls next.
  */
-type RequestScope = { metOutage: boolean; waitedMs: number; waiting: number; since: number }
+type RequestScope = { deadline: number; met: DependencyUnavailable | null }
 const requests = new AsyncLocalStorage<RequestScope>()
 
-const waitedOf = (request: RequestScope): number => request.waitedMs + (request.waiting > 0 ? performance.now() - request.since : 0)
-function startWaiting(request: RequestScope): void {
-  if (request.waiting++ === 0) request.since = performance.now()
-}
-function stopWaiting(request: RequestScope): void {
-  if (--request.waiting === 0) request.waitedMs += performance.now() - request.since
-}
+const timeLeft = (request: RequestScope): number => request.deadline - performance.now()
 
 /** Runs `handle` as a request: its calls to dependencies are bounded (`Dependency.call`). */
-export const asRequest = <T>(handle: () => T): T => requests.run({ metOutage: false, waitedMs: 0, waiting: 0, since: 0 }, handle)
+export const asRequest = <T>(handle: () => T): T => requests.run({ deadline: performance.now() + REQUEST_BUDGET_MS, met: null }, handle)
 /**
  * Gives the request its whole budget again: for a request that waits its turn behind another (an
  * Idempotency-Key held elsewhere), each turn is bounded, not the wait, which is documented apart.
  */
 export const nextTurn = (): void => {
   const request = requests.getStore()
-  if (request) {
-    request.waitedMs = 0
-    request.since = performance.now()
-  }
+  if (request) request.deadline = performance.now() + REQUEST_BUDGET_MS
 }
 /** Runs `work`, started by a request, as work of its own: unbounded, like the projections' (e.g. a retry for later). */
 export const outsideRequests = <T>(work: () => T): T => requests.exit(work)
+/**
+ * Runs `work` within a request without counting its time against the request's bound: a briefing's
+ * writer, whose own timeout the documentation gives apart. Its calls to dependencies stay bounded.
+ */
+export async function unbounded<T>(work: () => Promise<T>): Promise<T> {
+  const request = requests.getStore()
+  if (!request) return work()
+  const started = performance.now()
+  try {
+    return await work()
+  } finally {
+    request.deadline += performance.now() - started
+  }
+}
+
+/**
+ * Refuses, before it is made, a call of a request that met an outage (named after that outage) or
+ * whose time ran out (named after nothing); returns how long the call may wait.
+ */
+function allowance(request: RequestScope, dependency: DependencyName): number {
+  if (request.met) throw new DependencyUnavailable(request.met.dependency, request.met.reason, false, request.met.evidence)
+  const left = timeLeft(request)
+  if (left <= 0) throw new DependencyUnavailable(dependency, 'the request spent its time', false, 'nothing')
+  return Math.min(CALL_DEADLINE_MS, left)
+}
 
 /** A call that outlived its deadline (its outcome is unknown). */
 export class DeadlinePassed extends Error {
@@ -89,16 +115,31 @@ export class DeadlinePassed extends Error {
   }
 }
 
-/** Settles like `promise`, or rejects with DeadlinePassed once `ms` have passed. */
+/**
+ * Calls `judge` once `ms` have passed and the event loop has had one more turn: a process that could not
+ * run for a while (a busy machine, a long collection) finds its timers due together with the answers
+ * that arrived meanwhile, and timers run first. The extra turn lets those answers be read before an
+ * answer is judged missing.
+ */
+function afterDeadline(ms: number, judge: () => void): () => void {
+  let turn: ReturnType<typeof setImmediate> | undefined
+  const timer = setTimeout(() => (turn = setImmediate(judge)), ms)
+  return () => {
+    clearTimeout(timer)
+    if (turn) clearImmediate(turn)
+  }
+}
+
+/** Settles like `promise`, or rejects with DeadlinePassed once `ms` have passed (see `afterDeadline`). */
 export async function beforeDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
+  let cancel = () => {}
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlinePassed(ms)), ms)
+    cancel = afterDeadline(ms, () => reject(new DeadlinePassed(ms)))
   })
   try {
     return await Promise.race([promise, expired])
   } finally {
-    clearTimeout(timer)
+    cancel()
   }
 }
 
@@ -111,16 +152,11 @@ export async function beforeDeadline<T>(promise: Promise<T>, ms: number): Promis
 export async function sharedCall<T>(dependency: DependencyName, shared: Promise<T>): Promise<T> {
   const request = requests.getStore()
   if (!request) return shared
-  const ms = Math.max(0, Math.min(CALL_DEADLINE_MS, REQUEST_BUDGET_MS - waitedOf(request)))
-  startWaiting(request)
   try {
-    return await beforeDeadline(shared, ms)
+    return await beforeDeadline(shared, allowance(request, dependency))
   } catch (error) {
     if (!(error instanceof DeadlinePassed)) throw error
-    request.metOutage = true
-    throw new DependencyUnavailable(dependency, reasonOf(error), true, 'nothing')
-  } finally {
-    stopWaiting(request)
+    throw (request.met = new DependencyUnavailable(dependency, reasonOf(error), true, 'nothing'))
   }
 }
 
@@ -153,9 +189,9 @@ export class Dependency {
   constructor(
     readonly name: DependencyName,
     private readonly log: DependencyLog,
-    private readonly now: () => number = Date.now,
+    readonly clock: () => number = Date.now,
   ) {
-    this.lastReachable = now()
+    this.lastReachable = clock()
   }
 
   get reachable(): boolean {
@@ -163,7 +199,7 @@ export class Dependency {
   }
 
   answered(): void {
-    const now = this.now()
+    const now = this.clock()
     this.lastReachable = now
     this.failing = null
     if (this.down) {
@@ -179,9 +215,13 @@ export class Dependency {
   /**
    * `certain`: a probe's failure, which no lost connection explains away. `slow`: a call that had its
    * whole deadline and no answer, which alone may be that call's (a long transaction), not the dependency's.
+   * `began`: when the failed call or probe was made. A failure of one made before the dependency last
+   * answered is old news and changes nothing: a connection attempt begun during an outage that times
+   * out after the recovery, or a probe sent into a frozen server that fails once it is back.
    */
-  failed(reason: string, certain = false, slow = false): void {
-    const now = this.now()
+  failed(reason: string, certain = false, slow = false, began?: number): void {
+    if (began !== undefined && began < this.lastReachable) return
+    const now = this.clock()
     if (this.failing) this.failing.confirmed = true
     else this.failing = { since: now, confirmed: certain || !slow }
     if (this.down || (!certain && now - this.failing.since < FAILING_FOR_DOWN_MS)) return
@@ -195,26 +235,22 @@ export class Dependency {
   }
 
   state(): DependencyState {
-    return { name: this.name, reachable: this.reachable, seconds_since_reachable: (this.now() - this.lastReachable) / 1000 }
+    return { name: this.name, reachable: this.reachable, seconds_since_reachable: (this.clock() - this.lastReachable) / 1000 }
   }
 
   /**
    * Runs one call to the dependency. Within a request (`asRequest`) the call is refused at once while
-   * the dependency is down or its failure is confirmed (see `failing`), once a call of the request met
-   * an outage or once the request waited REQUEST_BUDGET_MS for its dependencies, and waits at most
-   * CALL_DEADLINE_MS. Elsewhere (projections, probes, commands) it runs unbounded. A failure that says
+   * the dependency is down or its failure is confirmed (see `failing`), once the request met an outage
+   * (named after that one) or ran out of time, and waits at most CALL_DEADLINE_MS and what is left of
+   * the request's time. Elsewhere (projections, probes, commands) it runs unbounded. A failure that says
    * the dependency did not answer becomes this dependency's 503; any other outcome proves it answered.
    */
   async call<T>(work: () => Promise<T>): Promise<T> {
     const request = requests.getStore()
-    // A confirmed `failing`: calls failed and none answered since; a call queued behind them (e.g. a
-    // charge behind another of the same quota, src/briefings/ledger.ts) waited for that failure already.
-    if (request && (request.metOutage || this.down || this.failing?.confirmed || waitedOf(request) >= REQUEST_BUDGET_MS)) {
-      throw new DependencyUnavailable(this.name, this.down?.reason ?? 'the request spent its time for dependencies', false)
-    }
-    if (request) startWaiting(request)
+    const ms = request && this.allowance(request)
+    const began = this.clock()
     try {
-      const result = await (request ? beforeDeadline(work(), Math.min(CALL_DEADLINE_MS, REQUEST_BUDGET_MS - waitedOf(request))) : work())
+      const result = await (ms === undefined ? work() : beforeDeadline(work(), ms))
       this.answered()
       return result
     } catch (error) {
@@ -223,16 +259,33 @@ export class Dependency {
         this.answered()
         throw error
       }
-      if (request) request.metOutage = true
-      const sent = !(error instanceof DependencyUnavailable) || error.sent
-      // A deadline cut short by the request's budget is the request's lack of time, not the dependency's.
-      const evidence: Evidence =
-        error instanceof DeadlinePassed ? (error.ms < CALL_DEADLINE_MS ? 'nothing' : 'slow') : error instanceof DependencyUnavailable ? error.evidence : 'unreachable'
-      if (sent && evidence !== 'nothing') this.failed(reasonOf(error), false, evidence === 'slow')
-      throw new DependencyUnavailable(this.name, reasonOf(error), sent, evidence)
-    } finally {
-      if (request) stopWaiting(request)
+      const refusal = this.judge(error, began)
+      if (request) request.met ??= refusal
+      throw refusal
     }
+  }
+
+  /** How long a request's call may wait, or its refusal before the call is made. */
+  private allowance(request: RequestScope): number {
+    // A confirmed `failing`: calls failed and none answered since; a call queued behind them (e.g. a
+    // charge behind another of the same quota, src/briefings/ledger.ts) waited for that failure already.
+    if (!request.met && (this.down || this.failing?.confirmed)) {
+      request.met = new DependencyUnavailable(this.name, this.down?.reason ?? 'its last calls failed', false)
+    }
+    return allowance(request, this.name)
+  }
+
+  /**
+   * What a failed call says: the 503 it answers, and what it tells of the dependency's state. A call
+   * made inside another (the event store's over its database) keeps the inner refusal's evidence; one
+   * cut short by its request's bound (`nothing`) tells nothing of the dependency.
+   */
+  private judge(error: unknown, began: number): DependencyUnavailable {
+    const sent = !(error instanceof DependencyUnavailable) || error.sent
+    const evidence: Evidence =
+      error instanceof DeadlinePassed ? (error.ms < CALL_DEADLINE_MS ? 'nothing' : 'slow') : error instanceof DependencyUnavailable ? error.evidence : 'unreachable'
+    if (sent && evidence !== 'nothing') this.failed(reasonOf(error), false, evidence === 'slow', began)
+    return new DependencyUnavailable(this.name, reasonOf(error), sent, evidence)
   }
 }
 
@@ -247,17 +300,18 @@ export function watchDependencies(probes: readonly { dependency: Dependency; pro
     for (const { dependency, probe } of probes) {
       if (pending.has(dependency)) continue
       pending.add(dependency)
+      const began = dependency.clock()
       const asked = probe()
       let settled = false
-      const expired = setTimeout(() => !settled && dependency.failed(`no answer within ${PROBE_DEADLINE_MS} ms`, true), PROBE_DEADLINE_MS)
+      const cancel = afterDeadline(PROBE_DEADLINE_MS, () => !settled && dependency.failed(`no answer within ${PROBE_DEADLINE_MS} ms`, true, false, began))
       asked
         .then(
           () => dependency.answered(),
-          (error) => dependency.failed(reasonOf(error), true),
+          (error) => dependency.failed(reasonOf(error), true, false, began),
         )
         .finally(() => {
           settled = true
-          clearTimeout(expired)
+          cancel()
           pending.delete(dependency)
         })
     }

@@ -90,7 +90,7 @@ describe('grouped appends (group commit)', () => {
     )
     const grouped = new GroupedAppends(slow)
     const events = Array.from({ length: 10 }, (_, n) => anEvent(n))
-    const outcomes = await Promise.allSettled(events.map((event, n) => asRequest(async () => (await sleep(n * 150), grouped.append('notes-e', event)))))
+    const outcomes = await Promise.allSettled(events.map(async (event, n) => (await sleep(n * 150), asRequest(() => grouped.append('notes-e', event)))))
     expect(outcomes.map((o) => o.status)).toEqual(events.map(() => 'fulfilled'))
     expect((await store.readStream('notes-e')).map((e) => e.data.n).sort((a, b) => Number(a) - Number(b))).toEqual(events.map((_, n) => n))
     expect(dependency.reachable).toBe(true)

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { asRequest, CALL_DEADLINE_MS, Dependency, DependencyUnavailable, sharedCall } from '../../src/runtime/dependency.ts'
+import { asRequest, CALL_DEADLINE_MS, Dependency, DependencyUnavailable, REQUEST_BUDGET_MS, sharedCall, unbounded } from '../../src/runtime/dependency.ts'
+import type { AppError } from '../../src/shared/errors.ts'
 
 /**
  * What one request's failed call does to the other requests' calls. Deadlines run on fake timers and
@@ -9,10 +10,14 @@ import { asRequest, CALL_DEADLINE_MS, Dependency, DependencyUnavailable, sharedC
 const never = () => new Promise<never>(() => {})
 const answers = async () => 'answered'
 
-/** Settles `promise` with the fake clock advanced by `ms`; its rejection is returned, not thrown. */
+/**
+ * Settles `promise` with the fake clock advanced by `ms`, and one more millisecond: a deadline is judged
+ * a turn of the event loop after it passes (`beforeDeadline`). Its rejection is returned, not thrown.
+ */
 async function after<T>(ms: number, promise: Promise<T>): Promise<T | unknown> {
   const settled = promise.catch((error: unknown) => error)
   await vi.advanceTimersByTimeAsync(ms)
+  await vi.advanceTimersByTimeAsync(1)
   return settled
 }
 
@@ -95,5 +100,104 @@ describe('a dependency under one slow call', () => {
     finish('stored')
     expect(await fresh).toBe('stored')
     expect(await asRequest(() => dependency.call(answers))).toBe('answered')
+  })
+})
+
+/** What `promise` has come to once the fake clock advanced by `ms` (and the deadline's extra turn): its value, its rejection, or 'still waiting'. */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T | unknown> {
+  const settled = promise.catch((error: unknown) => error)
+  await vi.advanceTimersByTimeAsync(ms)
+  await vi.advanceTimersByTimeAsync(1)
+  return Promise.race([settled, Promise.resolve('still waiting')])
+}
+
+const messageOf = (refusal: unknown) => (refusal as DependencyUnavailable).body().message
+
+describe("a request's time, and the dependency a refusal names", () => {
+  let now = 0
+  beforeEach(() => {
+    vi.useFakeTimers()
+    now = 0
+  })
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('is counted on the wall from the request\'s start: time spent outside calls (a queue, a busy CPU) leaves less for the next call', async () => {
+    const database = new Dependency('read-model database', () => {}, () => now)
+    // 1.2 s waiting in a queue of other requests, then a call the database answers in 0.5 s.
+    const request = asRequest(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1200))
+      return database.call(() => new Promise((resolve) => setTimeout(resolve, 500, 'answered')))
+    })
+    const outcome = await within(REQUEST_BUDGET_MS, request)
+    expect(outcome).toBeInstanceOf(DependencyUnavailable)
+    // It names no dependency: the database answered nothing late, the request ran out of time.
+    expect(messageOf(outcome)).toBe('the server could not answer in time; retry in a moment')
+    expect((outcome as AppError).headers).toEqual({ 'Retry-After': '1' })
+    expect(database.reachable).toBe(true)
+  })
+
+  it("does not count a briefing writer's time, which has a timeout of its own", async () => {
+    const database = new Dependency('read-model database', () => {}, () => now)
+    const request = asRequest(async () => {
+      await unbounded(() => new Promise((resolve) => setTimeout(resolve, 5000)))
+      return database.call(() => new Promise((resolve) => setTimeout(resolve, 500, 'answered')))
+    })
+    expect(await within(5500, request)).toBe('answered')
+  })
+
+  it('names the dependency that failed the request, not the next one the request calls', async () => {
+    const database = new Dependency('read-model database', () => {}, () => now)
+    const events = new Dependency('event store', () => {}, () => now)
+    const refusal = await asRequest(async () => {
+      await database.call(() => Promise.reject(new DependencyUnavailable('read-model database', 'ECONNREFUSED 127.0.0.1:6432'))).catch(() => {})
+      return events.call(answers)
+    }).catch((error: unknown) => error)
+    expect(messageOf(refusal)).toBe('the read-model database is unavailable; retry in a moment')
+    expect(refusal).toMatchObject({ sent: false })
+  })
+
+  it('a request refused while a dependency is down names it', async () => {
+    const limiterLike = new Dependency('read-model database', () => {}, () => now)
+    limiterLike.failed('ECONNREFUSED', true)
+    expect(messageOf(await asRequest(() => limiterLike.call(answers)).catch((e: unknown) => e))).toBe('the read-model database is unavailable; retry in a moment')
+  })
+})
+
+describe('failures that are old news', () => {
+  it('a call begun before the dependency last answered fails without making it fail (a connection opened during an outage, timing out after it)', async () => {
+    let now = 0
+    const logged: string[] = []
+    const database = new Dependency('read-model database', (event) => logged.push(event), () => now)
+    let timeOut: (error: unknown) => void = () => {}
+    const straggler = asRequest(() => database.call(() => new Promise((_, reject) => (timeOut = reject))))
+    // Meanwhile the database answers others…
+    now = 100
+    expect(await asRequest(() => database.call(answers))).toBe('answered')
+    // …and then the straggler's connection attempt times out.
+    now = 2000
+    timeOut(new DependencyUnavailable('read-model database', 'CONNECT_TIMEOUT 127.0.0.1:6432'))
+    await expect(straggler).rejects.toBeInstanceOf(DependencyUnavailable)
+    // The next request is not refused, and nothing is logged.
+    expect(await asRequest(() => database.call(answers))).toBe('answered')
+    expect(database.reachable).toBe(true)
+    expect(logged).toEqual([])
+  })
+
+  it('a probe sent into a frozen server that fails once the server is back does not take it down again', () => {
+    let now = 0
+    const logged: string[] = []
+    const database = new Dependency('read-model database', (event) => logged.push(event), () => now)
+    database.failed('no answer within 500 ms', true)
+    const probeBegan = (now = 4000)
+    now = 5000
+    database.answered()
+    now = 6100
+    database.answered()
+    now = 6200
+    database.failed('CONNECT_TIMEOUT', true, false, probeBegan)
+    expect(database.reachable).toBe(true)
+    expect(logged).toEqual(['dependency_down', 'dependency_up'])
   })
 })
