@@ -1,3 +1,4 @@
+import { DEFAULT_LEASE_MS } from './domain/briefings/idempotency.ts'
 import { DEFAULT_QUOTAS, type QuotaPolicy } from './domain/briefings/quota.ts'
 import { defaultRateLimits, type RateLimits } from './ratelimit/port.ts'
 
@@ -20,6 +21,11 @@ export type Config = {
   rateLimits: RateLimits
   quotas: QuotaPolicy
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string; timeoutMs: number }
+  /**
+   * How long a request holds its Idempotency-Key (docs/idempotency.md): longer than the writer may take
+   * (two OpenAI timeouts), so that no other request takes over a key whose briefing is still being written.
+   */
+  idempotencyLeaseMs: number
   /** Seed the demo market at start-up when the store holds no market data (no listing event). */
   demoOnEmpty: boolean
   demoListings: number | undefined
@@ -49,6 +55,7 @@ function flag(env: Record<string, string | undefined>, name: string, fallback: b
 /** Reads the whole configuration from environment variables (documented in README). */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const optional = (name: string) => (env[name] ? env[name] : undefined)
+  const writerTimeoutMs = integer(env, 'OPENAI_TIMEOUT_MS', 20_000, 1)
   return {
     port: integer(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
@@ -69,8 +76,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiKey: optional('OPENAI_API_KEY'),
       baseUrl: optional('OPENAI_BASE_URL'),
       model: env.OPENAI_MODEL || 'gpt-4o-mini',
-      timeoutMs: integer(env, 'OPENAI_TIMEOUT_MS', 20_000, 1),
+      timeoutMs: writerTimeoutMs,
     },
+    idempotencyLeaseMs: integer(env, 'IDEMPOTENCY_LEASE_MS', Math.max(DEFAULT_LEASE_MS, 2 * writerTimeoutMs + 10_000), 2 * writerTimeoutMs + 1000),
     demoOnEmpty: flag(env, 'DEMO_SEED', true),
     demoListings: env.DEMO_LISTINGS ? integer(env, 'DEMO_LISTINGS', 0, 1) : undefined,
     accessLog: flag(env, 'ACCESS_LOG', true),

@@ -13,7 +13,6 @@ import { ListingInventory } from '../projections/listings/inventory.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import { zoneFactsFrom } from './briefings/facts-source.ts'
 import { writerFor } from './briefings/openai-writer.ts'
-import { DEFAULT_LEASE_MS } from './domain/briefings/idempotency.ts'
 import { BriefingReadModel } from '../projections/briefings/read-model.ts'
 import { type BriefingService, briefingService } from './briefings/service.ts'
 import type { BriefingWriter } from './domain/briefings/writer.ts'
@@ -258,7 +257,7 @@ export function monitorServer(storage: Storage, others: Storage['dependencies'] 
 export function briefingServiceOn(
   storage: Storage,
   zones: ReadyZones,
-  config: Pick<Config, 'openai' | 'quotas'>,
+  config: Pick<Config, 'openai' | 'quotas' | 'idempotencyLeaseMs'>,
   clock: Clock,
   random: RandomSource,
   writer: BriefingWriter = writerFor(config.openai),
@@ -275,7 +274,6 @@ export function briefingServiceOn(
     clock,
     random,
     quotas: config.quotas,
-    // An idempotent request holds its key longer than the writer may take (two OpenAI timeouts).
-    idempotencyLeaseMs: Math.max(DEFAULT_LEASE_MS, 2 * config.openai.timeoutMs + 10_000),
+    idempotencyLeaseMs: config.idempotencyLeaseMs,
   })
 }

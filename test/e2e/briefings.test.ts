@@ -146,7 +146,9 @@ describe('briefings with Idempotency-Key when the server is killed (SIGKILL) in 
 
   test('retried after a restart, every key answers one briefing, charged once; every charge is a key\'s answer', async () => {
     fake = await startFakeOpenAi()
-    const env = { ...demo, DATA_DIR: tempDataDir(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_TIMEOUT_MS: '5000', ...batchesEnv('stream-by-stream') }
+    // A writer timeout of 1 s (the model answers within 0.5 s) allows a lease of 3 s: keys the killed
+    // process held are free 3 s later, not after the 60 s default.
+    const env = { ...demo, DATA_DIR: tempDataDir(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_TIMEOUT_MS: '1000', IDEMPOTENCY_LEASE_MS: '3000', ...batchesEnv('stream-by-stream') }
     server = await startServer(env)
     const key = await keyFor(server, 'acme', 'enterprise')
     const requests = Array.from({ length: 40 }, (_, i) => ({
@@ -170,16 +172,16 @@ describe('briefings with Idempotency-Key when the server is killed (SIGKILL) in 
 
     server = await startServer(env)
     fake.script(...Array.from({ length: 4 * requests.length }, () => answer(good)))
-    // A key held by the killed process is free once its hold has passed (60 s): ask until every key has its answer.
+    // A key held by the killed process is free once its hold has passed (3 s): ask until every key has its answer.
     const after: (Awaited<ReturnType<typeof post>> | null)[] = requests.map(() => null)
-    const deadline = Date.now() + 150_000
+    const deadline = Date.now() + 60_000
     while (after.some((r) => r?.status !== 200) && Date.now() < deadline) {
       const round = sendAll(server)
       for (const [i, pending] of round.entries()) {
         const answer = await pending
         if (answer?.status === 200) after[i] ??= answer
       }
-      if (after.some((r) => r?.status !== 200)) await new Promise((r) => setTimeout(r, 2000))
+      if (after.some((r) => r?.status !== 200)) await new Promise((r) => setTimeout(r, 500))
     }
     expect(after.map((r) => r?.status)).toEqual(requests.map(() => 200))
     // An answer given before the kill is the key's answer for good.

@@ -1,3 +1,4 @@
+import { DEFAULT_LEASE_MS } from '../../src/domain/briefings/idempotency.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { BatchGuarantee } from '../../src/eventstore/port.ts'
 import { buildApp } from '../../src/app.ts'
@@ -76,7 +77,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const briefings = briefingServiceOn(
     storage,
     zones,
-    { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas },
+    { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas, idempotencyLeaseMs: DEFAULT_LEASE_MS },
     clock,
     cryptoRandom,
     options.writer ?? localAnalyst,
