@@ -3,6 +3,23 @@ import { defineConfig } from 'vitest/config'
 /** The end-to-end smoke suite, one file per runtime (test/support/smoke.ts). */
 const SMOKE = 'test/e2e/smoke-*.test.ts'
 
+/**
+ * Specs that start server or CLI processes (test/support/server.ts): each drives a whole server, and
+ * the outage suite measures how long answers take, so they run one at a time, after the others.
+ * A new spec that calls `startServer`, `server.cli` or spawns a process belongs here.
+ */
+export const PROCESS_SPECS = [
+  'test/e2e/**/*.test.ts',
+  'test/outage/outage.test.ts',
+  'test/projections/crash.test.ts',
+  'test/operator/cli-process.test.ts',
+  'test/operator/feed-line-limit.test.ts',
+  'test/security/gate.test.ts',
+  'test/security/hardening.test.ts',
+  'test/docs/openapi.test.ts',
+  'test/docs/reference.test.ts',
+]
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -12,13 +29,23 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'suite',
+          // `npm run test:fast`: everything that starts no process. Two at a time: each opens its own
+          // PGlite, PostgreSQL schema (uniqueSchema) and Redis key prefix, so they cannot see each other.
+          name: 'fast',
           include: ['test/**/*.test.ts'],
-          exclude: [SMOKE],
-          // Suites share one PostgreSQL database and one Redis; files run one at a time so that
-          // concurrency tests measure the code under test, not each other.
-          fileParallelism: false,
+          exclude: [...PROCESS_SPECS],
+          maxWorkers: 2,
           sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'processes',
+          include: PROCESS_SPECS,
+          exclude: [SMOKE],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -26,10 +53,10 @@ export default defineConfig({
         test: {
           name: 'runtimes',
           include: [SMOKE],
-          // A group of their own (never beside the suite), the three runtimes at once: nothing in them
+          // A group of their own (never beside the others), the three runtimes at once: nothing in them
           // measures time, and each has its own data directory, keys and schema.
           maxWorkers: 3,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],
