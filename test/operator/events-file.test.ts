@@ -10,7 +10,7 @@ import { exportEventsThrough } from '../../src/operator/commands/events-export.t
 import { importEventsThrough } from '../../src/operator/commands/events-import.ts'
 import { errorLine } from '../../src/operator/outcome.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
-import { allProjections } from '../../src/system.ts'
+import { allProjections } from '../../src/storage.ts'
 import { LiveTables } from '../../projections/engine/live-tables.ts'
 import { uniqueSchema } from '../support/databases.ts'
 
