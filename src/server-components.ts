@@ -150,42 +150,13 @@ async function serveOperatorSocket({ config, edge, storage }: ServerGiven & { st
   return { path, stop: () => listening.stop().then(() => rmSync(path, { force: true })) }
 }
 
-/** The components the API is built on, by name. */
-type ApiParts = ServerGiven & {
-  port: ApiPort
-  metricsPort: MetricsPort
-  storage: Storage
-  keys: Awaited<ReturnType<typeof openKeyIndex>>
-  usage: Awaited<ReturnType<typeof openUsageIndex>>
-  zones: ReturnType<typeof openReadyZones>
-  inventory: Awaited<ReturnType<typeof openListingInventory>>
-  rateLimiter: Awaited<ReturnType<typeof openRateLimiter>>
-  health: ReturnType<typeof monitorServer>
-}
-
-/** The API answers from here on; stopping it stops accepting requests and lets those in progress finish. */
-function serveApi({ config, log, port, metricsPort, storage, keys, usage, zones, inventory, rateLimiter, health }: ApiParts) {
-  const metrics = metricsPort.metrics
-  const app = buildApp({
-    keys,
-    limiter: rateLimiter.limiter,
-    limits: config.rateLimits,
-    clock: systemClock,
-    log,
-    accessLog: config.accessLog,
-    zones,
-    inventory,
-    briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom, undefined, metrics),
-    quota: memoryQuota(usage, config.quotas),
-    health,
-    metrics,
-  })
-  port.serve((request) => {
+/** How the API answers a request: bounded calls, and an unread request body discarded after a write's answer. */
+function answeredBy(app: ReturnType<typeof buildApp>): Handler {
+  return (request) => {
     const answered = asRequest(() => app.handle(request))
     if (request.method === 'GET' || request.method === 'HEAD') return answered
     return answered.then((response) => discardUnreadBody(request).then(() => response))
-  })
-  return { stop: async () => (await port.stop(), await metricsPort.server?.stop()) }
+  }
 }
 
 /** Seconds since `from`, for the start-up log. */
@@ -253,4 +224,31 @@ export const serverComponents = Components.given<ServerGiven>()
   .add({ name: 'rateLimiter', start: openRateLimiter, stop: ({ limiter }) => limiter.close() })
   .add({ name: 'health', start: ({ storage, rateLimiter }) => monitorServer(storage, rateLimiter.watched), stop: (health) => health.stop() })
   .add({ name: 'operatorSocket', start: serveOperatorSocket, stop: (socket) => socket?.stop() })
-  .add({ name: 'api', start: serveApi, stop: (api) => api.stop() })
+  .add({
+    // Last, so the first stopped: it stops accepting requests and lets those in progress finish
+    // before anything they use is stopped.
+    name: 'api',
+    start({ config, log, port, metricsPort, storage, keys, usage, zones, inventory, rateLimiter, health }) {
+      const metrics = metricsPort.metrics
+      const app = buildApp({
+        keys,
+        limiter: rateLimiter.limiter,
+        limits: config.rateLimits,
+        clock: systemClock,
+        log,
+        accessLog: config.accessLog,
+        zones,
+        inventory,
+        briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom, undefined, metrics),
+        quota: memoryQuota(usage, config.quotas),
+        health,
+        metrics,
+      })
+      port.serve(answeredBy(app))
+      return { port, metricsServer: metricsPort.server }
+    },
+    async stop({ port, metricsServer }) {
+      await port.stop()
+      await metricsServer?.stop()
+    },
+  })
