@@ -76,6 +76,7 @@ function handleProcessExits() {
   })
 }
 
+/** The configuration from the environment; a bad value refuses the start (exit code 2). */
 function configOrRefusal(): Config {
   try {
     return loadConfig(process.env)
