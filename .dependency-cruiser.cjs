@@ -10,7 +10,9 @@
  *   projections/engine               the projection engine: knows no read model
  *   projections/<read model>         one folder per read model: projection, queries, followers
  *   src/<feature>                    routes, operator commands, services (http, zones, listings, …)
- *   src/*.ts                         the composition root: main*.ts (one server entry per runtime), server.ts, cli.ts, system.ts, config.ts, app.ts
+ *   src/*.ts                         the composition root: main*.ts (one server entry per runtime), server.ts and
+ *                                    server-components.ts, cli.ts, config.ts, storage.ts, read-models.ts,
+ *                                    services.ts, health-monitor.ts, metrics-mapping.ts, app.ts
  *
  * `npm run lint:architecture` runs them; CI runs them through test/architecture/dependencies.test.ts.
  */
@@ -71,14 +73,14 @@ module.exports = {
     },
     {
       name: 'nothing-imports-the-composition-root',
-      comment: 'src/*.ts (main, cli, system, config, app) assemble everything; nothing below imports them.',
+      comment: 'src/*.ts (main, server, cli, config, storage, read models, app…) assemble everything; nothing below imports them.',
       severity: 'error',
       from: { path: '^(src/.+/|projections/)' },
       to: { path: '^src/[^/]+[.]ts$' },
     },
     {
       name: 'adapters-chosen-in-the-composition-root',
-      comment: 'Code works against ports; which adapter runs is decided from configuration in one place (src/system.ts, src/server.ts).',
+      comment: 'Code works against ports; which adapter runs is decided from configuration in the composition root (src/storage.ts, src/server-components.ts).',
       severity: 'error',
       from: { path: '^(src/.+/|projections/)', pathNot: `^src/${PLATFORM}/` },
       to: { path: ADAPTERS },

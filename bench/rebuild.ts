@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { allProjections } from '../src/system.ts'
+import { allProjections } from '../src/storage.ts'
 import { ProjectionRunner, type BuildResult } from '../projections/engine/runner.ts'
 import { openPglite } from '../src/db/pglite.ts'
 import type { Db } from '../src/db/port.ts'

@@ -17,7 +17,7 @@ import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import type { Progress } from './runtime/progress.ts'
 import { AppError, isAppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
-import { allProjections, embeddedStoreExists, openStorage } from './system.ts'
+import { allProjections, embeddedStoreExists, openStorage } from './storage.ts'
 
 type Config = ReturnType<typeof loadConfig>
 

@@ -2,7 +2,8 @@
  * Server entry (Deno, `npm run start:deno`): `Deno.serve` for the API and the operator socket; the
  * start-up itself is src/server.ts, the same on every runtime.
  */
-import { type Handler, type RuntimeEdge, runServer } from './server.ts'
+import type { Handler, RuntimeEdge } from './runtime/edge.ts'
+import { runServer } from './server.ts'
 
 /** The part of Deno's `Deno.serve` used here (the project type-checks with Bun's and Node's types). */
 type DenoServer = { addr: { port?: number }; shutdown(): Promise<void>; finished: Promise<void> }

@@ -5,7 +5,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
-import { type Handler, type RuntimeEdge, runServer } from './server.ts'
+import type { Handler, RuntimeEdge } from './runtime/edge.ts'
+import { runServer } from './server.ts'
 
 function requestOf(incoming: IncomingMessage): Request {
   const headers = new Headers()

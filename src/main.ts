@@ -2,7 +2,8 @@
  * Server entry (Bun, `npm start`): `Bun.serve` for the API and the operator socket; the start-up
  * itself is src/server.ts, the same on every runtime.
  */
-import { type RuntimeEdge, runServer } from './server.ts'
+import type { RuntimeEdge } from './runtime/edge.ts'
+import { runServer } from './server.ts'
 
 const bun: RuntimeEdge = {
   runtime: 'bun',

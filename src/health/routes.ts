@@ -11,7 +11,7 @@ import { isoTimes } from '../shared/iso-time.ts'
 import type { Clock } from '../shared/random.ts'
 
 export type QuotaUsage = { used: number; quota: number; unlimited: boolean }
-/** This month's quota usage of an owner, from memory (src/system.ts `memoryQuota`). */
+/** This month's quota usage of an owner, from memory (src/read-models.ts `memoryQuota`). */
 export type QuotaReader = (ownerId: string, tier: ApiTier, now: Date) => QuotaUsage
 
 // TypeBox's Type, not Elysia's `t`: Elysia's t.Integer() publishes `string | integer`.
@@ -31,7 +31,7 @@ export const DependencyStatus = Type.Object({
 })
 
 /**
- * What the server knows of itself, in memory (kept by the monitor, src/system.ts): the dependencies,
+ * What the server knows of itself, in memory (kept by the monitor, src/health-monitor.ts): the dependencies,
  * the read models' lag as last measured (null before the first measure), and why it is not ready.
  */
 export type ServerHealth = {

@@ -103,13 +103,8 @@ function synopsis(command: Usage): string {
 
 const listing = (commands: readonly Usage[]) => commands.map((c) => `  ${synopsis(c)}\n      ${c.summary}`).join('\n')
 
-/**
- * The operator command line of `commands` (those with a `cli` face): its parser and every help
- * text. `terms` are the names help texts take from the composition root.
- */
-export function commandLine(commands: readonly OperatorCommand[], terms: HelpTerms) {
-  const usages = new Map(commands.flatMap((c) => (c.cli ? [[c.name, usageOf(c.name, c.args, c.cli, terms)] as const] : [])))
-  const run = terms.invocation
+/** The help texts of `usages`, the CLI run as `run`, and usage errors that carry the fitting one. */
+function helpTexts(usages: ReadonlyMap<string, Usage>, run: string) {
   const GLOBAL_OPTIONS = globalOptions(run)
 
   /** Every command, one synopsis line and its summary each. */
@@ -142,28 +137,87 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
   const usageError = (message: string, command?: Usage, group?: string) =>
     new UsageError(message, command ? commandHelp(command) : ((group && groupHelp(group)) || usage()))
 
-  /** Each bad argument by the flag or placeholder the user typed, with what it expects in words. */
-  function badArguments(command: Usage, args: Record<string, unknown>): string | undefined {
-    if (checker(command.args).Check(args)) return undefined
-    const labels = new Map([...command.flags, ...(command.positional ? [command.positional] : [])].map((o) => [o.arg, o.label]))
-    return inputErrors(command.args, args, 'arguments')
-      .map(({ field, message }) => `${labels.get(field.split('.')[0]!) ?? field}: ${message}`)
-      .join('; ')
-  }
+  return { usage, commandHelp, groupHelp, usageError }
+}
+type HelpTexts = ReturnType<typeof helpTexts>
 
-  /** The command named by the first one or two words (`ingest`, `key issue`), if any. */
-  function commandOf(words: readonly string[]): Usage | undefined {
-    return usages.get(words[0] ?? '') ?? usages.get(`${words[0] ?? ''} ${words[1] ?? ''}`)
-  }
+/** Each bad argument by the flag or placeholder the user typed, with what it expects in words. */
+function badArguments(command: Usage, args: Record<string, unknown>): string | undefined {
+  if (checker(command.args).Check(args)) return undefined
+  const labels = new Map([...command.flags, ...(command.positional ? [command.positional] : [])].map((o) => [o.arg, o.label]))
+  return inputErrors(command.args, args, 'arguments')
+    .map(({ field, message }) => `${labels.get(field.split('.')[0]!) ?? field}: ${message}`)
+    .join('; ')
+}
 
-  function helpFor(words: readonly string[]): CliRequest {
-    if (words.length === 0) return { kind: 'help', text: usage() }
-    const command = commandOf(words)
-    if (command) return { kind: 'help', text: commandHelp(command) }
-    const group = groupHelp(words[0]!)
-    if (group) return { kind: 'help', text: group }
-    throw usageError(`unknown command "${words.slice(0, 2).join(' ')}"`, undefined, words[0])
+/** The command named by the first one or two words (`ingest`, `key issue`), if any. */
+const commandOf = (usages: ReadonlyMap<string, Usage>, words: readonly string[]): Usage | undefined =>
+  usages.get(words[0] ?? '') ?? usages.get(`${words[0] ?? ''} ${words[1] ?? ''}`)
+
+function helpFor(usages: ReadonlyMap<string, Usage>, help: HelpTexts, words: readonly string[]): CliRequest {
+  if (words.length === 0) return { kind: 'help', text: help.usage() }
+  const command = commandOf(usages, words)
+  if (command) return { kind: 'help', text: help.commandHelp(command) }
+  const group = help.groupHelp(words[0]!)
+  if (group) return { kind: 'help', text: group }
+  throw help.usageError(`unknown command "${words.slice(0, 2).join(' ')}"`, undefined, words[0])
+}
+
+/** How the words after a command's name are read: relative paths resolved, errors with the command's help. */
+type Reading = { command: Usage; asPath(value: string): string; usageError: HelpTexts['usageError'] }
+
+/** The flags' values among `words` (after the command's name) into `args`; the other words, in order. */
+function readFlags({ command, asPath, usageError }: Reading, words: readonly string[], args: Record<string, unknown>): string[] {
+  const positionals: string[] = []
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!
+    if (!word.startsWith('--')) {
+      positionals.push(word)
+      continue
+    }
+    const eq = word.indexOf('=')
+    const label = word.slice(0, eq < 0 ? undefined : eq)
+    const flag = command.flags.find((f) => f.label === label)
+    if (!flag) throw usageError(`"${command.name}" has no option ${label}`, command)
+    if (flag.boolean) {
+      if (eq >= 0) throw usageError(`${label} takes no value`, command)
+      args[flag.arg] = true
+      continue
+    }
+    const value = eq < 0 ? words[++i] : word.slice(eq + 1)
+    if (value === undefined || (eq < 0 && value.startsWith('--'))) throw usageError(`${label} needs a value`, command)
+    args[flag.arg] = flag.list
+      ? value.split(',').map((s) => s.trim()).filter(Boolean)
+      : flag.integer && /^[0-9]+$/.test(value)
+        ? Number(value)
+        : flag.path
+          ? asPath(value)
+          : value
   }
+  return positionals
+}
+
+/** The words that are not flags, as the command's positional argument (one, or a list) into `args`. */
+function readPositionals({ command, asPath, usageError }: Reading, positionals: readonly string[], args: Record<string, unknown>): void {
+  const positional = command.positional
+  if (!positional) {
+    if (positionals.length > 0) throw usageError(`unexpected argument "${positionals[0]}"`, command)
+    return
+  }
+  const values = positional.path ? positionals.map(asPath) : positionals
+  if (positional.list) args[positional.arg] = values
+  else if (values[0] !== undefined) args[positional.arg] = values[0]
+  if (!positional.list && values.length > 1) throw usageError(`"${command.name}" takes one ${positional.placeholder}`, command)
+}
+
+/**
+ * The operator command line of `commands` (those with a `cli` face): its parser and every help
+ * text. `terms` are the names help texts take from the composition root.
+ */
+export function commandLine(commands: readonly OperatorCommand[], terms: HelpTerms) {
+  const usages = new Map(commands.flatMap((c) => (c.cli ? [[c.name, usageOf(c.name, c.args, c.cli, terms)] as const] : [])))
+  const help = helpTexts(usages, terms.invocation)
+  const { usageError } = help
 
   /**
    * Pure: argv (after `cli`) → the operator command and its arguments, or help, or a usage error.
@@ -172,51 +226,17 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
   function parse(argv: readonly string[], cwd: string): CliRequest {
     const json = argv.includes('--json')
     const init = argv.includes('--init')
-    const help = argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help'
+    const wantsHelp = argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help'
     const words = argv.filter((a, i) => a !== '--json' && a !== '--init' && a !== '--help' && a !== '-h' && !(i === 0 && a === 'help'))
-    if (help) return helpFor(words.filter((w) => !w.startsWith('--')))
+    if (wantsHelp) return helpFor(usages, help, words.filter((w) => !w.startsWith('--')))
 
-    const command = commandOf(words)
+    const command = commandOf(usages, words)
     if (!command) throw usageError(words.length > 0 ? `unknown command "${words.slice(0, 2).join(' ')}"` : 'no command given', undefined, words[0])
     const name = command.name
-    const asPath = (value: string) => (isAbsolute(value) ? value : resolve(cwd, value))
+    const reading: Reading = { command, asPath: (value) => (isAbsolute(value) ? value : resolve(cwd, value)), usageError }
     const args: Record<string, unknown> = {}
-    const positionals: string[] = []
-    for (let i = name.split(' ').length; i < words.length; i++) {
-      const word = words[i]!
-      if (!word.startsWith('--')) {
-        positionals.push(word)
-        continue
-      }
-      const eq = word.indexOf('=')
-      const label = word.slice(0, eq < 0 ? undefined : eq)
-      const flag = command.flags.find((f) => f.label === label)
-      if (!flag) throw usageError(`"${name}" has no option ${label}`, command)
-      if (flag.boolean) {
-        if (eq >= 0) throw usageError(`${label} takes no value`, command)
-        args[flag.arg] = true
-        continue
-      }
-      const value = eq < 0 ? words[++i] : word.slice(eq + 1)
-      if (value === undefined || (eq < 0 && value.startsWith('--'))) throw usageError(`${label} needs a value`, command)
-      args[flag.arg] = flag.list
-        ? value.split(',').map((s) => s.trim()).filter(Boolean)
-        : flag.integer && /^[0-9]+$/.test(value)
-          ? Number(value)
-          : flag.path
-            ? asPath(value)
-            : value
-    }
-    const positional = command.positional
-    if (positional) {
-      const values = positional.path ? positionals.map(asPath) : positionals
-      if (positional.list) args[positional.arg] = values
-      else if (values[0] !== undefined) args[positional.arg] = values[0]
-      if (!positional.list && values.length > 1) throw usageError(`"${name}" takes one ${positional.placeholder}`, command)
-    } else if (positionals.length > 0) {
-      throw usageError(`unexpected argument "${positionals[0]}"`, command)
-    }
-    const missing = [...command.flags, ...(positional ? [positional] : [])].filter((o) => o.required && args[o.arg] === undefined).map((o) => o.label)
+    readPositionals(reading, readFlags(reading, words.slice(name.split(' ').length), args), args)
+    const missing = [...command.flags, ...(command.positional ? [command.positional] : [])].filter((o) => o.required && args[o.arg] === undefined).map((o) => o.label)
     if (missing.length > 0) throw usageError(`"${name}" needs ${missing.join(', ')}`, command)
     // Checked here, before any store is opened (or created by --init): a bad value is a usage error.
     const bad = badArguments(command, args)
@@ -224,5 +244,5 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
     return { kind: 'run', command: name, args, json, init }
   }
 
-  return { parse, usage }
+  return { parse, usage: help.usage }
 }

@@ -17,7 +17,7 @@ export type OperatorContext = {
 }
 
 /**
- * What help texts may name that only the composition root knows: the read models (src/system.ts),
+ * What help texts may name that only the composition root knows: the read models (src/storage.ts),
  * and how the CLI was run (`npm run cli --`, or `bun src/cli.ts` where there is no npm).
  */
 export type HelpTerms = { projections: readonly string[]; invocation: string }

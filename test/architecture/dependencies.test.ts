@@ -59,7 +59,7 @@ describe('the layers', () => {
     ['read-models-apart', { 'projections/listings/projection.ts': module(['../briefings/cache.ts']), 'projections/briefings/cache.ts': module() }],
     ['platform-knows-no-domain', { 'src/eventstore/port.ts': module(['../domain/owners/owner.ts']), 'src/domain/owners/owner.ts': module() }],
     ['shared-is-the-bottom', { 'src/shared/errors.ts': module(['../db/port.ts']), 'src/db/port.ts': module() }],
-    ['nothing-imports-the-composition-root', { 'src/zones/routes.ts': module(['../system.ts']), 'src/system.ts': module() }],
+    ['nothing-imports-the-composition-root', { 'src/zones/routes.ts': module(['../storage.ts']), 'src/storage.ts': module() }],
     ['adapters-chosen-in-the-composition-root', { 'src/zones/routes.ts': module(['../db/postgres.ts']), 'src/db/postgres.ts': module() }],
     ['adapters-chosen-in-the-composition-root', { 'src/http/metrics.ts': module(['../metrics/prometheus.ts']), 'src/metrics/prometheus.ts': module() }],
     [

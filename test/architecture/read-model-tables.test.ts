@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { allProjections } from '../../src/system.ts'
+import { allProjections } from '../../src/storage.ts'
 
 /**
  * One home per read model: SQL that names a read model's tables or columns lives in that read

@@ -7,7 +7,7 @@ import { type BriefingServiceDeps } from '../../src/briefings/deps.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 
-/** The two briefing read models, as the server lists them among all (src/system.ts). */
+/** The two briefing read models, as the server lists them among all (src/storage.ts). */
 export const BRIEFING_PROJECTIONS = [briefingCacheProjection, briefingUsageProjection]
 
 /**

@@ -3,7 +3,7 @@ import { SCOPE_ALLOWS, SCOPES } from '../../src/domain/keys/key.ts'
 import { TIERS } from '../../src/domain/owners/owner.ts'
 import { commandLine, UsageError } from '../../src/operator/cli-args.ts'
 import { operatorCommands } from '../../src/operator/commands.ts'
-import { allProjections } from '../../src/system.ts'
+import { allProjections } from '../../src/storage.ts'
 
 const CWD = '/home/ana/feeds'
 const PROJECTIONS = allProjections.map((p) => p.name)

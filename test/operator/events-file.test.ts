@@ -10,7 +10,7 @@ import { exportEventsThrough } from '../../src/operator/commands/events-export.t
 import { importEventsThrough } from '../../src/operator/commands/events-import.ts'
 import { errorLine } from '../../src/operator/outcome.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
-import { allProjections } from '../../src/system.ts'
+import { allProjections } from '../../src/storage.ts'
 import { LiveTables } from '../../projections/engine/live-tables.ts'
 import { uniqueSchema } from '../support/databases.ts'
 
@@ -179,5 +179,28 @@ describe('events export → import → rebuild', () => {
     expect(await importEventsThrough(runOn(fresh), file, quiet)).toMatchObject({ ok: true, result: { imported: 2, already_present: 0 } })
     expect(await importEventsThrough(runOn(fresh), file, quiet)).toMatchObject({ ok: true, result: { imported: 0, already_present: 2 } })
     expect(await allEvents(fresh)).toEqual(await allEvents(source))
+  })
+
+  it('a file that is not an export line by line is refused by its first wrong line, before anything is imported; a wrong count at the end', async () => {
+    const source = await system(await (DATABASE_URL ? postgres() : openPglite()))
+    await source.run('owner create', { id: 'acme', tier: 'enterprise' })
+    await source.run('owner create', { id: 'beta', tier: 'pro' })
+    const file = join(dir, 'two.ndjson')
+    await exportEventsThrough(runOn(source), file, quiet)
+    const [header, first, second, end] = (await readFile(file, 'utf8')).trimEnd().split('\n') as [string, string, string, string]
+    const fresh = await system(await (DATABASE_URL ? postgres() : openPglite()))
+    const refusal = async (name: string, lines: string[]) => {
+      const path = join(dir, `${name}.ndjson`)
+      await writeFile(path, `${lines.join('\n')}\n`)
+      const outcome = await importEventsThrough(runOn(fresh), path, quiet)
+      return outcome.ok ? 'imported' : `${outcome.error}: ${outcome.message.replace(path, 'FILE')}`
+    }
+    expect(await refusal('blank', [header, first, '', second, end])).toBe('invalid_request: line 3: a blank line')
+    expect(await refusal('headless', [first, second, end])).toBe('invalid_request: FILE is not an events export: its first line is no header')
+    expect(await refusal('two-headers', [header, first, header, second, end])).toBe('invalid_request: line 3: a header in the middle of the file')
+    expect(await refusal('after-end', [header, first, end, second, end])).toBe('invalid_request: line 4: nothing may follow the last line')
+    expect(await allEvents(fresh)).toEqual([])
+    // Counted at the end: the events before were recorded (an import of the whole file completes them).
+    expect(await refusal('miscounted', [header, first, end])).toBe('invalid_request: FILE says it holds 2 events but has 1')
   })
 })

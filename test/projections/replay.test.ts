@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { allProjections } from '../../src/system.ts'
+import { allProjections } from '../../src/storage.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'

@@ -135,6 +135,15 @@ describe('the real server under hostile input and hostile surroundings', () => {
     expect(existsSync(join(fresh, 'pglite'))).toBe(false)
   })
 
+  test('a metrics port in use ends the start with one line and exit code 1, the lock given back and no store created', async () => {
+    const fresh = join(tempDataDir(), 'data')
+    const taken = await runServerToExit({ DATA_DIR: fresh, PORT: String(await freePort()), METRICS_PORT: String(server.port) })
+    expect(taken.code).toBe(1)
+    expect(taken.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^mirador: cannot serve metrics on 127.0.0.1:${server.port}: .*; stop what listens there or set METRICS_PORT$`))])
+    expect(existsSync(join(fresh, 'mirador.lock'))).toBe(false)
+    expect(existsSync(join(fresh, 'pglite'))).toBe(false)
+  })
+
   test('an existing data directory open to other users is reported at start', async () => {
     const loose = join(tempDataDir(), 'shared')
     mkdirSync(loose)

@@ -11,7 +11,7 @@
  * The store records batches as the configuration says (SINGLE_STREAM_APPENDS), as the CLI's does.
  */
 import { loadConfig } from '../../src/config.ts'
-import { allProjections } from '../../src/system.ts'
+import { allProjections } from '../../src/storage.ts'
 import { listGenerations } from '../../projections/engine/generations.ts'
 import { generationId } from '../../projections/engine/generation-states.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'

@@ -1,4 +1,4 @@
-import { allProjections } from '../../src/system.ts'
+import { allProjections } from '../../src/storage.ts'
 import type { GenerationState } from '../../projections/engine/generation-states.ts'
 import { generationTables, listGenerations } from '../../projections/engine/generations.ts'
 import type { Db } from '../../src/db/port.ts'

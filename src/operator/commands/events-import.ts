@@ -30,6 +30,92 @@ async function lastLine(path: string, size: number): Promise<string> {
   }
 }
 
+/** The file's size, once it is known to end with the line that closes an export; else the refusal. */
+async function sizeOfWholeExport(path: string): Promise<{ size: number } | { refused: Outcome }> {
+  let size: number
+  try {
+    size = await sizeOfFileToRead(path)
+  } catch (error) {
+    return { refused: errorLine(error) }
+  }
+  try {
+    if (parseLine(await lastLine(path, size), 0).kind !== 'end') throw new Error()
+  } catch {
+    return { refused: errorLine(invalidRequest(`${path} does not end with the line that closes an events export: truncated, or not an export; nothing imported`)) }
+  }
+  return { size }
+}
+
+/** What was sent so far: events read, imported, found present; `after`: the store's position after the last batch. */
+type Totals = { events: number; imported: number; present: number; after: number }
+
+/** Event lines sent to `events import lines` in batches of IMPORT_BATCH, one round trip each. */
+function importBatches(send: Send) {
+  const totals: Totals = { events: 0, imported: 0, present: 0, after: 0 }
+  let batch: string[] = []
+  let firstLine = 0
+  /** Sends what is waiting (then `afterSent`); the refusal, if the store refused it. */
+  async function flush(afterSent: () => void): Promise<Outcome | undefined> {
+    if (batch.length === 0) return undefined
+    const outcome = await send(eventsImportLines.name, { lines: batch, first_line: firstLine, after: totals.after }, () => {})
+    if (!outcome.ok) return outcome
+    const step = outcome.result as ImportStep
+    totals.after = step.after
+    totals.imported += step.imported
+    totals.present += step.present
+    batch = []
+    afterSent()
+    return undefined
+  }
+  /** Adds line `lineNo`; a full batch is sent (true once it was). */
+  function add(text: string, lineNo: number): boolean {
+    if (batch.length === 0) firstLine = lineNo
+    batch.push(text)
+    totals.events += 1
+    return batch.length >= IMPORT_BATCH
+  }
+  return { totals, add, flush }
+}
+
+/**
+ * Reads the export line by line (header first, then events, then the closing line, nothing blank)
+ * and sends its events in batches; the number of events the closing line names, or the refusal.
+ */
+async function sendExport(path: string, size: number, batches: ReturnType<typeof importBatches>, progress: Progress): Promise<{ ended: number | null } | { refused: Outcome }> {
+  const input = createReadStream(path, { encoding: 'utf8' })
+  const lines = createInterface({ input, crlfDelay: Infinity })
+  const refused = (message: string) => ({ refused: errorLine(invalidRequest(message)) })
+  let lineNo = 0
+  let bytes = 0
+  let ended: number | null = null
+  const flushed = () => batches.flush(() => progress({ label: `import ${batches.totals.events} events`, done: bytes, total: size }))
+  try {
+    for await (const text of lines) {
+      lineNo += 1
+      bytes += Buffer.byteLength(text) + 1
+      if (text.trim() === '') return refused(`line ${lineNo}: a blank line`)
+      if (ended !== null) return refused(`line ${lineNo}: nothing may follow the last line`)
+      const line = parseLine(text, lineNo)
+      if (lineNo === 1 && line.kind !== 'header') return refused(`${path} is not an events export: its first line is no header`)
+      if (line.kind === 'header') {
+        if (lineNo !== 1) return refused(`line ${lineNo}: a header in the middle of the file`)
+      } else if (line.kind === 'end') {
+        ended = line.events
+      } else if (batches.add(text, lineNo)) {
+        const failed = await flushed()
+        if (failed) return { refused: failed }
+      }
+    }
+    const failed = await flushed()
+    return failed ? { refused: failed } : { ended }
+  } catch (error) {
+    return { refused: errorLine(error) }
+  } finally {
+    lines.close()
+    input.destroy()
+  }
+}
+
 /**
  * Reads the file line by line and hands the events in batches to `events import lines`, which
  * compares them with what the store holds and records the rest (see `importBatch`). Re-running an
@@ -37,73 +123,16 @@ async function lastLine(path: string, size: number): Promise<string> {
  * refused before anything is imported.
  */
 export async function importEventsThrough(send: Send, path: string, progress: Progress): Promise<Outcome> {
-  let size: number
-  try {
-    size = await sizeOfFileToRead(path)
-  } catch (error) {
-    return errorLine(error)
-  }
-  try {
-    if (parseLine(await lastLine(path, size), 0).kind !== 'end') throw new Error()
-  } catch {
-    return errorLine(invalidRequest(`${path} does not end with the line that closes an events export: truncated, or not an export; nothing imported`))
-  }
+  const whole = await sizeOfWholeExport(path)
+  if ('refused' in whole) return whole.refused
+  const { size } = whole
   const started = Date.now()
-  const input = createReadStream(path, { encoding: 'utf8' })
-  const lines = createInterface({ input, crlfDelay: Infinity })
-  const total = { events: 0, imported: 0, present: 0 }
-  let after = 0
-  let lineNo = 0
-  let bytes = 0
-  let batch: string[] = []
-  let firstLine = 0
-  let ended: number | null = null
-  const flush = async (): Promise<Outcome | undefined> => {
-    if (batch.length === 0) return undefined
-    const outcome = await send(eventsImportLines.name, { lines: batch, first_line: firstLine, after }, () => {})
-    if (!outcome.ok) return outcome
-    const step = outcome.result as ImportStep
-    after = step.after
-    total.imported += step.imported
-    total.present += step.present
-    batch = []
-    progress({ label: `import ${total.events} events`, done: bytes, total: size })
-    return undefined
-  }
-  try {
-    for await (const text of lines) {
-      lineNo += 1
-      bytes += Buffer.byteLength(text) + 1
-      if (text.trim() === '') return errorLine(invalidRequest(`line ${lineNo}: a blank line`))
-      if (ended !== null) return errorLine(invalidRequest(`line ${lineNo}: nothing may follow the last line`))
-      const line = parseLine(text, lineNo)
-      if (lineNo === 1 && line.kind !== 'header') return errorLine(invalidRequest(`${path} is not an events export: its first line is no header`))
-      if (line.kind === 'header') {
-        if (lineNo !== 1) return errorLine(invalidRequest(`line ${lineNo}: a header in the middle of the file`))
-        continue
-      }
-      if (line.kind === 'end') {
-        ended = line.events
-        continue
-      }
-      if (batch.length === 0) firstLine = lineNo
-      batch.push(text)
-      total.events += 1
-      if (batch.length >= IMPORT_BATCH) {
-        const failed = await flush()
-        if (failed) return failed
-      }
-    }
-    const failed = await flush()
-    if (failed) return failed
-  } catch (error) {
-    return errorLine(error)
-  } finally {
-    lines.close()
-    input.destroy()
-  }
-  if (ended === null || ended !== total.events) {
-    return errorLine(invalidRequest(`${path} says it holds ${ended} events but has ${total.events}`))
+  const batches = importBatches(send)
+  const sent = await sendExport(path, size, batches, progress)
+  if ('refused' in sent) return sent.refused
+  const { events, imported, present, after } = batches.totals
+  if (sent.ended === null || sent.ended !== events) {
+    return errorLine(invalidRequest(`${path} says it holds ${sent.ended} events but has ${events}`))
   }
   // Nothing may follow: a store holding more than the file holds other events.
   const beyond = await send(eventsRead.name, { after, limit: 1 }, () => {})
@@ -111,16 +140,9 @@ export async function importEventsThrough(send: Send, path: string, progress: Pr
   if ((beyond.result as { events: RecordedEvent[] }).events.length > 0) {
     return errorLine(new AppError('conflict', `the store holds events after the last one of ${path}: it is not a copy of this file`))
   }
-  progress({ label: `import ${total.events} events`, done: size, total: size })
+  progress({ label: `import ${events} events`, done: size, total: size })
   const seconds = (Date.now() - started) / 1000
-  const result: Imported = {
-    file: path,
-    events: total.events,
-    imported: total.imported,
-    already_present: total.present,
-    seconds,
-    events_per_second: eventsPerSecond(total.events, seconds),
-  }
+  const result: Imported = { file: path, events, imported, already_present: present, seconds, events_per_second: eventsPerSecond(events, seconds) }
   return { ok: true, result }
 }
 
