@@ -42,7 +42,9 @@ describe('npm start under a supervisor', () => {
     let output = ''
     npm.stdout.on('data', (chunk) => (output += chunk))
     npm.stderr.on('data', (chunk) => (output += chunk))
-    const exited = new Promise<{ code: number | null; signal: string | null }>((done) => npm.once('exit', (code, signal) => done({ code, signal })))
+    // 'close', not 'exit': npm may exit before the last lines the server wrote into the shared pipes are
+    // read; 'close' comes once every writer of them is gone and all they wrote was read.
+    const exited = new Promise<{ code: number | null; signal: string | null }>((done) => npm.once('close', (code, signal) => done({ code, signal })))
     let serverPid: number | undefined
     try {
       await eventually('the server listens', () => output.includes('"event":"listening"'), 60_000)
@@ -60,6 +62,7 @@ describe('npm start under a supervisor', () => {
       const lines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
       expect(lines).toContainEqual(expect.objectContaining({ event: 'request', request_id: 'last-before-sigterm', status: 401 }))
       expect(lines).toContainEqual(expect.objectContaining({ event: 'stopping', signal: 'SIGTERM' }))
+      expect(lines.at(-1)).toMatchObject({ event: 'stopped' })
     } finally {
       // A failed run leaves nothing behind either.
       if (serverPid !== undefined && alive(serverPid)) process.kill(serverPid, 'SIGKILL')
