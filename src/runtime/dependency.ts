@@ -41,8 +41,13 @@ export class DependencyUnavailable extends AppError {
     /** False when the call was refused before reaching the dependency (its outcome is known: nothing). */
     readonly sent = true,
     readonly evidence: Evidence = 'unreachable',
+    /**
+     * Whether the client is told the dependency failed: it could not be reached, or is known to be
+     * failing. A lone slow call, which may be a busy machine's, and a request out of its own time are not.
+     */
+    readonly blamed = evidence !== 'nothing',
   ) {
-    super('service_unavailable', evidence === 'nothing' ? OUT_OF_TIME : `the ${dependency} is unavailable; retry in a moment`, {}, { 'Retry-After': '1' })
+    super('service_unavailable', blamed ? `the ${dependency} is unavailable; retry in a moment` : OUT_OF_TIME, {}, { 'Retry-After': '1' })
     this.name = 'DependencyUnavailable'
   }
 }
@@ -101,7 +106,8 @@ export async function unbounded<T>(work: () => Promise<T>): Promise<T> {
  * whose time ran out (named after nothing); returns how long the call may wait.
  */
 function allowance(request: RequestScope, dependency: DependencyName): number {
-  if (request.met) throw new DependencyUnavailable(request.met.dependency, request.met.reason, false, request.met.evidence)
+  const { met } = request
+  if (met) throw new DependencyUnavailable(met.dependency, met.reason, false, met.evidence, met.blamed)
   const left = timeLeft(request)
   if (left <= 0) throw new DependencyUnavailable(dependency, 'the request spent its time', false, 'nothing')
   return Math.min(CALL_DEADLINE_MS, left)
@@ -278,14 +284,16 @@ export class Dependency {
   /**
    * What a failed call says: the 503 it answers, and what it tells of the dependency's state. A call
    * made inside another (the event store's over its database) keeps the inner refusal's evidence; one
-   * cut short by its request's bound (`nothing`) tells nothing of the dependency.
+   * cut short by its request's bound (`nothing`) tells nothing of the dependency. The answer names the
+   * dependency once its failure is more than one slow call (see `blamed`).
    */
   private judge(error: unknown, began: number): DependencyUnavailable {
     const sent = !(error instanceof DependencyUnavailable) || error.sent
     const evidence: Evidence =
       error instanceof DeadlinePassed ? (error.ms < CALL_DEADLINE_MS ? 'nothing' : 'slow') : error instanceof DependencyUnavailable ? error.evidence : 'unreachable'
     if (sent && evidence !== 'nothing') this.failed(reasonOf(error), false, evidence === 'slow', began)
-    return new DependencyUnavailable(this.name, reasonOf(error), sent, evidence)
+    const blamed = evidence === 'unreachable' || (evidence === 'slow' && (!this.reachable || this.failing?.confirmed === true))
+    return new DependencyUnavailable(this.name, reasonOf(error), sent, evidence, blamed)
   }
 }
 

@@ -201,3 +201,17 @@ describe('failures that are old news', () => {
     expect(logged).toEqual(['dependency_down', 'dependency_up'])
   })
 })
+
+describe('a slow dependency, as the client is told', () => {
+  beforeEach(() => vi.useFakeTimers())
+  afterEach(() => vi.useRealTimers())
+
+  it('one slow call is the server not answering in time; a second with no answer between names the dependency', async () => {
+    const now = 0
+    const events = new Dependency('event store', () => {}, () => now)
+    // One call with no answer in its whole second: a busy machine or a long transaction, as likely as a failing store.
+    expect(messageOf(await within(CALL_DEADLINE_MS, asRequest(() => events.call(never))))).toBe('the server could not answer in time; retry in a moment')
+    // A second one, nothing answered between: the store is failing, and the client is told which.
+    expect(messageOf(await within(CALL_DEADLINE_MS, asRequest(() => events.call(never))))).toBe('the event store is unavailable; retry in a moment')
+  })
+})
