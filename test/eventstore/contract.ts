@@ -123,6 +123,35 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     let sut: EventStoreUnderTest
     const store = () => sut.store
 
+    /**
+     * Ten batches appended at once, alternately by this process and a peer, each claiming three streams
+     * of a fresh category: the first expecting no stream, the second revision 0 (it holds one event),
+     * the third any revision. Each event records its contender (the batch's index).
+     */
+    async function racingBatches(label: string) {
+      const peer = await sut.openPeer()
+      const category = freshCategory(label)
+      const streams = [`${category}-a`, `${category}-b`, `${category}-c`]
+      await store().append(streams[1]!, [newEvent('Created')], 'no_stream')
+      const claim = (stream: string, expected: ExpectedRevision, contender: number) => ({ stream, events: [newEvent('Claimed', { contender })], expected })
+      const batches = Array.from({ length: 10 }, (_, i) => [claim(streams[0]!, 'no_stream', i), claim(streams[1]!, 0, i), claim(streams[2]!, 'any', i)])
+      const outcomes = await Promise.allSettled(batches.map((batch, i) => (i % 2 === 0 ? store() : peer).appendMany(batch)))
+      return { streams, outcomes }
+    }
+
+    /** A batch over three fresh streams whose second expects revision 0 while the stream is at 1. */
+    async function batchWithAStaleRevision(label: string) {
+      const category = freshCategory(label)
+      const streams = [`${category}-a`, `${category}-b`, `${category}-c`] as const
+      await store().append(streams[1], [newEvent('Existing'), newEvent('Existing')], 'no_stream')
+      const writes = [
+        { stream: streams[0], events: [newEvent('A')], expected: 'no_stream' as ExpectedRevision },
+        { stream: streams[1], events: [newEvent('B')], expected: 0 as ExpectedRevision },
+        { stream: streams[2], events: [newEvent('C')], expected: 'no_stream' as ExpectedRevision },
+      ]
+      return { streams, writes }
+    }
+
     beforeAll(async () => {
       sut = await open()
       expect(sut.store.batches).toBe(batches)
@@ -410,15 +439,8 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
 
       it.runIf(atomic)('writes nothing of the batch when one expected revision fails, and names that stream', async () => {
         const start = await store().headPosition()
-        const category = freshCategory('atomic')
-        const [a, b, c] = [`${category}-a`, `${category}-b`, `${category}-c`]
-        await store().append(b, [newEvent('Existing'), newEvent('Existing')], 'no_stream')
+        const { streams: [a, b, c], writes } = await batchWithAStaleRevision('atomic')
         const before = await snapshot(start, a, b, c)
-        const writes = [
-          { stream: a, events: [newEvent('A')], expected: 'no_stream' as ExpectedRevision },
-          { stream: b, events: [newEvent('B')], expected: 0 as ExpectedRevision },
-          { stream: c, events: [newEvent('C')], expected: 'no_stream' as ExpectedRevision },
-        ]
 
         const error = await store().appendMany(writes).catch((e: unknown) => e)
 
@@ -435,14 +457,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       })
 
       it.runIf(!atomic)('records the other writes when one expected revision fails, names that stream, and completes when called again', async () => {
-        const category = freshCategory('bystream')
-        const [a, b, c] = [`${category}-a`, `${category}-b`, `${category}-c`]
-        await store().append(b, [newEvent('Existing'), newEvent('Existing')], 'no_stream')
-        const writes = [
-          { stream: a, events: [newEvent('A')], expected: 'no_stream' as ExpectedRevision },
-          { stream: b, events: [newEvent('B')], expected: 0 as ExpectedRevision },
-          { stream: c, events: [newEvent('C')], expected: 'no_stream' as ExpectedRevision },
-        ]
+        const { streams: [a, b, c], writes } = await batchWithAStaleRevision('bystream')
 
         const error = await store().appendMany(writes).catch((e: unknown) => e)
 
@@ -523,17 +538,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       })
 
       it.runIf(atomic)('lets exactly one of 10 concurrent batches expecting the same revisions win, across processes', async () => {
-        const peer = await sut.openPeer()
-        const category = freshCategory('manyrace')
-        const streams = [`${category}-a`, `${category}-b`, `${category}-c`]
-        await store().append(streams[1]!, [newEvent('Created')], 'no_stream')
-        const batches = Array.from({ length: 10 }, (_, i) => [
-          { stream: streams[0]!, events: [newEvent('Claimed', { contender: i })], expected: 'no_stream' as ExpectedRevision },
-          { stream: streams[1]!, events: [newEvent('Claimed', { contender: i })], expected: 0 as ExpectedRevision },
-          { stream: streams[2]!, events: [newEvent('Claimed', { contender: i })], expected: 'any' as ExpectedRevision },
-        ])
-
-        const outcomes = await Promise.allSettled(batches.map((batch, i) => (i % 2 === 0 ? store() : peer).appendMany(batch)))
+        const { streams, outcomes } = await racingBatches('manyrace')
 
         const winners = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []))
         expect(winners).toHaveLength(1)
@@ -544,17 +549,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       })
 
       it.runIf(!atomic)('decides each stream of 10 concurrent batches on its own, across processes: one wins each expected revision, every "any" is recorded', async () => {
-        const peer = await sut.openPeer()
-        const category = freshCategory('streamrace')
-        const streams = [`${category}-a`, `${category}-b`, `${category}-c`]
-        await store().append(streams[1]!, [newEvent('Created')], 'no_stream')
-        const batches = Array.from({ length: 10 }, (_, i) => [
-          { stream: streams[0]!, events: [newEvent('Claimed', { contender: i })], expected: 'no_stream' as ExpectedRevision },
-          { stream: streams[1]!, events: [newEvent('Claimed', { contender: i })], expected: 0 as ExpectedRevision },
-          { stream: streams[2]!, events: [newEvent('Claimed', { contender: i })], expected: 'any' as ExpectedRevision },
-        ])
-
-        const outcomes = await Promise.allSettled(batches.map((batch, i) => (i % 2 === 0 ? store() : peer).appendMany(batch)))
+        const { streams, outcomes } = await racingBatches('streamrace')
 
         for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(WrongExpectedRevision)
         const read = await store().readStreams(streams)
