@@ -1,10 +1,11 @@
 import { isBriefingEvent, QUOTA_CATEGORY } from '../../src/domain/briefings/events.ts'
+import { usedAt } from '../../src/domain/briefings/quota.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { type Projection, type RowChange, sql, type Tables } from '../engine/projection.ts'
 
 /**
- * Briefings charged per owner per quota month, for `usage` and /health. Each quota stream holds
- * only BriefingGenerated events, so its revision + 1 is the count (idempotent, order-proof).
+ * Briefings charged per owner per quota month, for `usage` and /health: derived from the quota
+ * stream, the authority, counted as the stream's length (`usedAt`, idempotent and order-proof).
  * Enforcement never relies on this table: the charge itself is checked by the event store.
  */
 export const briefingUsageProjection: Projection<'usage'> = {
@@ -36,7 +37,7 @@ export const briefingUsageProjection: Projection<'usage'> = {
              where ${t.usage}.used < excluded.used`,
             domain.data.owner_id,
             domain.data.quota_month,
-            event.revision + 1,
+            usedAt(event.revision),
             domain.data.at,
             event.position,
           ),
