@@ -40,8 +40,8 @@ async function recording<T>(work: () => Promise<T>): Promise<T> {
 const monthOf = (now: Date, run: KeyRun | null) => run?.month ?? quotaMonth(now)
 
 /**
- * Steps 3 to 6 of the briefing pipeline (src/briefings/service.ts lists them in order), each
- * deciding with the domain and appending to its own stream.
+ * Steps 3 to 6 of the briefing pipeline (src/briefings/service.ts lists them in order). The two
+ * that record, the cache hit and the charge, decide with the domain and append to the owner's month.
  */
 export function answerSteps(deps: BriefingServiceDeps, ledger: QuotaLedger) {
   const { store, readModel, random } = deps
