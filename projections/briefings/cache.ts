@@ -1,6 +1,6 @@
-import { isBriefingEvent, QUOTA_CATEGORY } from '../../src/domain/briefings/events.ts'
-import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import { type Projection, type RowChange, sql, type Tables } from '../engine/projection.ts'
+import { QUOTA_CATEGORY } from '../../src/domain/briefings/events.ts'
+import { type Projection, sql } from '../engine/projection.ts'
+import { onCharge } from './charges.ts'
 
 /**
  * The 24-hour briefing cache, one row per cache key: the newest generated briefing for it.
@@ -29,45 +29,30 @@ export const briefingCacheProjection: Projection<'cache'> = {
     )`,
   ],
   indexes: (t) => [`create index if not exists ${t.cache}_expires on ${t.cache} (expires_at)`],
-  apply(event: RecordedEvent, t: Tables<'cache'>): RowChange[] {
-    const domain = { type: event.type, data: event.data }
-    if (!isBriefingEvent(domain)) return []
-    switch (domain.type) {
-      case 'BriefingGenerated': {
-        const d = domain.data
-        return [
-          sql(`delete from ${t.cache} where expires_at <= $1`, d.at),
-          sql(
-            `insert into ${t.cache}
-               (cache_key, briefing_id, persona, verdict, confidence, headline, body_md, writer, model, generated_at, expires_at, position)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-             on conflict (cache_key) do update set
-               briefing_id = excluded.briefing_id, persona = excluded.persona, verdict = excluded.verdict,
-               confidence = excluded.confidence, headline = excluded.headline, body_md = excluded.body_md,
-               writer = excluded.writer, model = excluded.model, generated_at = excluded.generated_at,
-               expires_at = excluded.expires_at, position = excluded.position
-             where ${t.cache}.generated_at <= excluded.generated_at`,
-            d.cache_key,
-            d.briefing_id,
-            d.persona,
-            d.result.verdict,
-            d.result.confidence,
-            d.result.headline,
-            d.result.body_md,
-            d.writer,
-            d.model,
-            d.at,
-            d.expires_at,
-            event.position,
-          ),
-        ]
-      }
-      case 'BriefingServedFromCache':
-        return []
-      default: {
-        const never: never = domain
-        throw new Error(`unhandled ${JSON.stringify(never)}`)
-      }
-    }
-  },
+  apply: onCharge((charge, event, t) => [
+    sql(`delete from ${t.cache} where expires_at <= $1`, charge.at),
+    sql(
+      `insert into ${t.cache}
+         (cache_key, briefing_id, persona, verdict, confidence, headline, body_md, writer, model, generated_at, expires_at, position)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       on conflict (cache_key) do update set
+         briefing_id = excluded.briefing_id, persona = excluded.persona, verdict = excluded.verdict,
+         confidence = excluded.confidence, headline = excluded.headline, body_md = excluded.body_md,
+         writer = excluded.writer, model = excluded.model, generated_at = excluded.generated_at,
+         expires_at = excluded.expires_at, position = excluded.position
+       where ${t.cache}.generated_at <= excluded.generated_at`,
+      charge.cache_key,
+      charge.briefing_id,
+      charge.persona,
+      charge.result.verdict,
+      charge.result.confidence,
+      charge.result.headline,
+      charge.result.body_md,
+      charge.writer,
+      charge.model,
+      charge.at,
+      charge.expires_at,
+      event.position,
+    ),
+  ]),
 }

@@ -10,7 +10,8 @@ type UsageRow = { owner_id: string; month: string; used: unknown; position: unkn
 const keyOf = (ownerId: string, month: string) => `${ownerId}\n${month}`
 
 /**
- * In-memory copy of the `briefing_usage` read model, so that /health reports the quota without a
+ * In-memory copy of the `briefing_usage` read model (itself counted from the quota streams, see
+ * `usedAt` in src/domain/briefings/quota.ts), so that /health reports the quota without a
  * database round trip. It follows the live generation like the key index (engine/follow-rows.ts):
  * the rows a batch changed are read again when any process applies it, so a charge shows once
  * the read model has it and this copy has read it again (milliseconds on one server; across

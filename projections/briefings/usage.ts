@@ -1,10 +1,11 @@
-import { isBriefingEvent, QUOTA_CATEGORY } from '../../src/domain/briefings/events.ts'
-import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import { type Projection, type RowChange, sql, type Tables } from '../engine/projection.ts'
+import { QUOTA_CATEGORY } from '../../src/domain/briefings/events.ts'
+import { usedAt } from '../../src/domain/briefings/quota.ts'
+import { type Projection, sql } from '../engine/projection.ts'
+import { onCharge } from './charges.ts'
 
 /**
- * Briefings charged per owner per quota month, for `usage` and /health. Each quota stream holds
- * only BriefingGenerated events, so its revision + 1 is the count (idempotent, order-proof).
+ * Briefings charged per owner per quota month, for `usage` and /health: derived from the quota
+ * stream, the authority, counted as the stream's length (`usedAt`, idempotent and order-proof).
  * Enforcement never relies on this table: the charge itself is checked by the event store.
  */
 export const briefingUsageProjection: Projection<'usage'> = {
@@ -23,30 +24,17 @@ export const briefingUsageProjection: Projection<'usage'> = {
     )`,
   ],
   indexes: () => [],
-  apply(event: RecordedEvent, t: Tables<'usage'>): RowChange[] {
-    const domain = { type: event.type, data: event.data }
-    if (!isBriefingEvent(domain)) return []
-    switch (domain.type) {
-      case 'BriefingGenerated':
-        return [
-          sql(
-            `insert into ${t.usage} (owner_id, month, used, last_at, position) values ($1, $2, $3, $4, $5)
-             on conflict (owner_id, month) do update
-               set used = excluded.used, last_at = excluded.last_at, position = excluded.position
-             where ${t.usage}.used < excluded.used`,
-            domain.data.owner_id,
-            domain.data.quota_month,
-            event.revision + 1,
-            domain.data.at,
-            event.position,
-          ),
-        ]
-      case 'BriefingServedFromCache':
-        return []
-      default: {
-        const never: never = domain
-        throw new Error(`unhandled ${JSON.stringify(never)}`)
-      }
-    }
-  },
+  apply: onCharge((charge, event, t) => [
+    sql(
+      `insert into ${t.usage} (owner_id, month, used, last_at, position) values ($1, $2, $3, $4, $5)
+       on conflict (owner_id, month) do update
+         set used = excluded.used, last_at = excluded.last_at, position = excluded.position
+       where ${t.usage}.used < excluded.used`,
+      charge.owner_id,
+      charge.quota_month,
+      usedAt(event.revision),
+      charge.at,
+      event.position,
+    ),
+  ]),
 }

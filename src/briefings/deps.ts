@@ -3,12 +3,15 @@ import type { Principal } from '../http/authenticate.ts'
 import { echo, notFound } from '../shared/errors.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
 import type { BriefingResponse } from '../domain/briefings/answer.ts'
+import type { KeyAttempt } from '../domain/briefings/events.ts'
 import type { ZoneFactsSource } from '../domain/briefings/facts.ts'
+import type { IdempotentRequest } from '../domain/briefings/idempotency.ts'
+import type { BriefingInput, Persona } from '../domain/briefings/personas/index.ts'
 import type { QuotaPolicy } from '../domain/briefings/quota.ts'
 import type { BriefingWriter } from '../domain/briefings/writer.ts'
 import type { BriefingReadModel } from '../../projections/briefings/read-model.ts'
 
-/** What the briefing service's parts share: who asks, what they run on, what they answer, and the 404s. */
+/** What the briefing pipeline's steps share: who asks, what they run on, what they answer, and the 404s. */
 
 export type Caller = Pick<Principal, 'keyId' | 'ownerId' | 'tier'>
 
@@ -31,3 +34,27 @@ export type BriefingServiceDeps = {
 
 /** A briefing answer; `replayed` when it is the first result of the same Idempotency-Key, served again. */
 export type Briefed = { briefing: BriefingResponse; replayed: boolean }
+
+/** A request admitted (step 1): persona, validated input, cache key, caller, and its Idempotency-Key if it sent one. */
+export type Ask = {
+  persona: Persona
+  input: BriefingInput
+  cacheKey: string
+  caller: Caller
+  key: { request: IdempotentRequest; stream: string } | null
+}
+
+/**
+ * A run holding an Idempotency-Key: its charge or cache hit belongs to the key's attempt, recorded
+ * in the attempt's month with the event id of the attempt.
+ */
+export type KeyRun = { keyStream: string; attempt: KeyAttempt; month: string }
+
+/**
+ * The failure of a step that records the briefing (its charge or cache hit) once it may have
+ * recorded it: the release of the key says so. The pipeline throws `cause`, never this.
+ */
+export class FailedRecording {
+  constructor(readonly cause: unknown) {}
+  static causeOf = (error: unknown) => (error instanceof FailedRecording ? error.cause : error)
+}

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { briefingGenerated } from '../../src/domain/briefings/events.ts'
-import { type ChargeBriefing, type QuotaEvent, quotaDecider, quotaExceeded, quotaMonth, usageOf } from '../../src/domain/briefings/quota.ts'
+import { type ChargeBriefing, lastChargeAt, type QuotaEvent, quotaDecider, quotaExceeded, quotaMonth, usageOf, usedAt } from '../../src/domain/briefings/quota.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
 import { specify } from '../support/given-when-then.ts'
@@ -66,6 +66,16 @@ test('the quota month is the UTC calendar month', () => {
   expect(quotaMonth(new Date('2026-06-01T00:00:00.000Z'))).toBe('2026-06')
   // 20:00 on 31 May in Guatemala (UTC-6) is already June in UTC
   expect(quotaMonth(new Date('2026-05-31T20:00:00-06:00'))).toBe('2026-06')
+})
+
+test('the usage is the quota stream\'s length: n charges end at revision n - 1, the fold and every reading agree', () => {
+  const decider = quotaDecider(policy)
+  for (const n of [0, 1, 2, 50]) {
+    const folded = charged(n).reduce(decider.evolve, decider.initialState)
+    const lastRevision = n === 0 ? 'no_stream' : n - 1
+    expect(usedAt(lastRevision)).toBe(folded.used)
+    expect(lastChargeAt(folded.used)).toBe(lastRevision)
+  }
 })
 
 test('usage: admins are unlimited with quota 0', () => {

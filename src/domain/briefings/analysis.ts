@@ -76,10 +76,22 @@ export const missingCount = (findings: readonly Finding[]) => findings.filter((f
 export const scoreOf = (findings: readonly Finding[]) =>
   findings.reduce((sum, f) => sum + ('points' in f ? f.points : 0), 0)
 
+/** Verdicts and the score each needs, most favourable first. */
+export type Ladder<V extends string> = readonly (readonly [V, number])[]
+
 /** Highest tier whose threshold the score reaches: thresholds in the order of `verdicts`, last is the floor. */
-export function verdictForScore<V extends string>(score: number, ladder: readonly (readonly [V, number])[], floor: V): V {
+export function verdictForScore<V extends string>(score: number, ladder: Ladder<V>, floor: V): V {
   for (const [verdict, threshold] of ladder) if (score >= threshold) return verdict
   return floor
+}
+
+/**
+ * The assessment of a persona that scores its findings: the verdict the score reaches on `ladder`
+ * (else `floor`), as confident as the zone's sale sample and the figures found allow.
+ */
+export function scoredAssessment<V extends string>(findings: Finding[], zone: ZoneDetail, ladder: Ladder<V>, floor: V): Assessment & { verdict: V } {
+  const sample = saleSample(zone)
+  return { verdict: verdictForScore(scoreOf(findings), ladder, floor), confidence: confidenceFor(sample, missingCount(findings)), findings, sample }
 }
 
 export const operationStats = (zone: ZoneDetail, operation: 'Venta' | 'Renta'): SegmentStats | undefined =>
@@ -90,6 +102,15 @@ export const propertyTypeStats = (zone: ZoneDetail, type: string): SegmentStats 
 
 export const bedroomsStats = (zone: ZoneDetail, bucket: string): SegmentStats | undefined =>
   zone.by_bedrooms.find((b) => b.bedrooms === bucket)
+
+/** The segment the reader asked about, as context: its listings and medians (none when it has no listings). */
+export const segmentFinding = (segment: Segment, stats: SegmentStats | undefined): Finding => ({
+  kind: 'segment',
+  segment,
+  n_active: stats?.n_active ?? 0,
+  median_ppm2_usd: stats?.median_ppm2_usd ?? null,
+  median_price_usd: stats?.median_price_usd ?? null,
+})
 
 /** Listings behind the zone's sale medians (Venta), the sample most verdicts rest on. */
 export const saleSample = (zone: ZoneDetail) => operationStats(zone, 'Venta')?.n_active ?? zone.n_active

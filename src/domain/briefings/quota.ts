@@ -17,6 +17,16 @@ export function monthResetsAt(month: string): Date {
   return new Date(Date.UTC(year, mon, 1))
 }
 
+/**
+ * The month's usage, read once: a quota stream holds one event per charge and nothing else, so the
+ * usage is its length, `usedAt(revision)` after the event at `revision`. The stream is the authority;
+ * the ledger (src/briefings/ledger.ts), the usage read model and its copy in memory
+ * (projections/briefings/usage.ts, usage-index.ts) all count with this function.
+ */
+export const usedAt = (revision: number | 'no_stream'): number => (revision === 'no_stream' ? 0 : revision + 1)
+/** The revision of the last charge when `used` are recorded: the inverse of `usedAt`. */
+export const lastChargeAt = (used: number): number | 'no_stream' => (used > 0 ? used - 1 : 'no_stream')
+
 export function usageOf(policy: QuotaPolicy, tier: ApiTier, used: number): Usage {
   return tier === 'admin' ? { used, quota: 0, unlimited: true } : { used, quota: policy[tier], unlimited: false }
 }

@@ -1,17 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import {
-  clamp,
-  confidenceFor,
-  daysOnMarket,
-  type Finding,
-  missingCount,
-  momentum,
-  priceVsCountry,
-  propertyTypeStats,
-  saleSample,
-  scoreOf,
-  verdictForScore,
-} from '../analysis.ts'
+import { clamp, daysOnMarket, type Finding, type Ladder, momentum, priceVsCountry, propertyTypeStats, scoredAssessment, segmentFinding } from '../analysis.ts'
 import type { ZoneDetail } from '../facts.ts'
 import type { PropertyType } from '../../market/vocabulary.ts'
 import { definePersona } from './define.ts'
@@ -26,10 +14,11 @@ const PRODUCTS: Record<Profile, readonly PropertyType[]> = {
   commercial: ['Oficina', 'Local', 'Bodega'],
   mixed_use: ['Apartamento', 'Casa', 'Oficina', 'Local'],
 }
-const THRESHOLDS: Record<Profile, { go: number; caution: number }> = {
-  residential: { go: 1, caution: -1 },
-  commercial: { go: 1.25, caution: -0.75 },
-  mixed_use: { go: 1, caution: -1 },
+/** Score needed for GO and for CAUTION (else NO_GO). */
+const LADDERS: Record<Profile, Ladder<(typeof VERDICTS)[number]>> = {
+  residential: [['GO', 1], ['CAUTION', -1]],
+  commercial: [['GO', 1.25], ['CAUTION', -0.75]],
+  mixed_use: [['GO', 1], ['CAUTION', -1]],
 }
 /** Lots up to this size are absorbed at the zone's normal pace; each doubling beyond costs 0.5 points (at most 1). */
 const COMFORTABLE_LOT_M2 = 2000
@@ -73,27 +62,12 @@ export const developer = definePersona({
     } else {
       findings.push({ kind: 'missing', figure: 'land_share' })
     }
-    if (product) {
-      findings.push({
-        kind: 'segment',
-        segment: { kind: 'property_type', value: product.type },
-        n_active: product.stats!.n_active,
-        median_ppm2_usd: product.stats!.median_ppm2_usd,
-        median_price_usd: product.stats!.median_price_usd,
-      })
-    }
+    if (product) findings.push(segmentFinding({ kind: 'property_type', value: product.type }, product.stats))
     if (input.lot_m2 !== undefined) {
       const doublings = clamp(Math.log2(input.lot_m2 / COMFORTABLE_LOT_M2), 0, 2)
       findings.push({ kind: 'lot_size', lot_m2: input.lot_m2, comfortable_m2: COMFORTABLE_LOT_M2, points: -0.5 * doublings })
     }
-    const score = scoreOf(findings)
-    const t = THRESHOLDS[input.profile]
-    return {
-      verdict: verdictForScore(score, [['GO', t.go], ['CAUTION', t.caution]], 'NO_GO'),
-      confidence: confidenceFor(saleSample(facts.zone), missingCount(findings)),
-      findings,
-      sample: saleSample(facts.zone),
-    }
+    return scoredAssessment(findings, facts.zone, LADDERS[input.profile], 'NO_GO')
   },
   text: {
     en: {

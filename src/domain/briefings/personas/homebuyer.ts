@@ -1,18 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import {
-  bedroomsStats,
-  budgetFit,
-  confidenceFor,
-  daysOnMarket,
-  type Finding,
-  missingCount,
-  momentum,
-  priceVsCountry,
-  saleSample,
-  scoreOf,
-  type Segment,
-  verdictForScore,
-} from '../analysis.ts'
+import { bedroomsStats, budgetFit, daysOnMarket, type Finding, type Ladder, momentum, priceVsCountry, scoredAssessment, type Segment } from '../analysis.ts'
 import { bedroomGroup } from '../../market/vocabulary.ts'
 import { definePersona, UsdAmount } from './define.ts'
 
@@ -21,11 +8,11 @@ const VERDICTS = ['GOOD_DEAL', 'FAIR_PRICE', 'OVERPRICED'] as const
 
 /** Bedrooms assumed when the buyer does not say. */
 const TYPICAL_BEDROOMS: Record<(typeof PROFILES)[number], number> = { first_time: 2, family: 3, downsizer: 2 }
-/** Score needed for GOOD_DEAL and for FAIR_PRICE; first-time buyers are the most price-sensitive. */
-const THRESHOLDS: Record<(typeof PROFILES)[number], { good: number; fair: number }> = {
-  first_time: { good: 1.25, fair: -0.75 },
-  family: { good: 1, fair: -1 },
-  downsizer: { good: 0.75, fair: -1.25 },
+/** Score needed for GOOD_DEAL and for FAIR_PRICE (else OVERPRICED); first-time buyers are the most price-sensitive. */
+const LADDERS: Record<(typeof PROFILES)[number], Ladder<(typeof VERDICTS)[number]>> = {
+  first_time: [['GOOD_DEAL', 1.25], ['FAIR_PRICE', -0.75]],
+  family: [['GOOD_DEAL', 1], ['FAIR_PRICE', -1]],
+  downsizer: [['GOOD_DEAL', 0.75], ['FAIR_PRICE', -1.25]],
 }
 
 export const homebuyer = definePersona({
@@ -53,14 +40,7 @@ export const homebuyer = definePersona({
       const segment: Segment = known ? { kind: 'bedrooms', value: bucket } : { kind: 'zone' }
       findings.push(budgetFit(input.budget_usd, segment, known ? stats : facts.zone, 3, 2, 1))
     }
-    const score = scoreOf(findings)
-    const t = THRESHOLDS[input.profile]
-    return {
-      verdict: verdictForScore(score, [['GOOD_DEAL', t.good], ['FAIR_PRICE', t.fair]], 'OVERPRICED'),
-      confidence: confidenceFor(saleSample(facts.zone), missingCount(findings)),
-      findings,
-      sample: saleSample(facts.zone),
-    }
+    return scoredAssessment(findings, facts.zone, LADDERS[input.profile], 'OVERPRICED')
   },
   text: {
     en: {

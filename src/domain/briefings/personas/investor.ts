@@ -1,29 +1,16 @@
 import { Type } from '@sinclair/typebox'
-import {
-  budgetFit,
-  clamp,
-  confidenceFor,
-  daysOnMarket,
-  type Finding,
-  grossYield,
-  missingCount,
-  momentum,
-  priceVsCountry,
-  saleSample,
-  scoreOf,
-  verdictForScore,
-} from '../analysis.ts'
+import { budgetFit, clamp, daysOnMarket, type Finding, grossYield, type Ladder, momentum, priceVsCountry, scoredAssessment } from '../analysis.ts'
 import type { ZoneDetail } from '../facts.ts'
 import { definePersona, UsdAmount } from './define.ts'
 
 const PROFILES = ['conservative', 'balanced', 'aggressive'] as const
 const VERDICTS = ['BUY', 'HOLD', 'AVOID'] as const
 
-/** Score needed for BUY and for HOLD; a riskier profile needs less. */
-const THRESHOLDS: Record<(typeof PROFILES)[number], { buy: number; hold: number }> = {
-  conservative: { buy: 2.5, hold: -0.25 },
-  balanced: { buy: 1.5, hold: -1 },
-  aggressive: { buy: 0.75, hold: -2 },
+/** Score needed for BUY and for HOLD (else AVOID); a riskier profile needs less. */
+const LADDERS: Record<(typeof PROFILES)[number], Ladder<(typeof VERDICTS)[number]>> = {
+  conservative: [['BUY', 2.5], ['HOLD', -0.25]],
+  balanced: [['BUY', 1.5], ['HOLD', -1]],
+  aggressive: [['BUY', 0.75], ['HOLD', -2]],
 }
 /** A 30-day move matters fully up to this horizon and proportionally less beyond it. */
 const MOMENTUM_HORIZON_YEARS = 3
@@ -68,14 +55,7 @@ export const investor = definePersona({
       findings.push(budgetFit(input.budget_usd, segment, entry ?? facts.zone, 2.5, 2, 0))
     }
     if (input.horizon_years !== undefined) findings.push({ kind: 'horizon', years: input.horizon_years, momentum_weight: weight })
-    const score = scoreOf(findings)
-    const t = THRESHOLDS[input.profile]
-    return {
-      verdict: verdictForScore(score, [['BUY', t.buy], ['HOLD', t.hold]], 'AVOID'),
-      confidence: confidenceFor(saleSample(facts.zone), missingCount(findings)),
-      findings,
-      sample: saleSample(facts.zone),
-    }
+    return scoredAssessment(findings, facts.zone, LADDERS[input.profile], 'AVOID')
   },
   text: {
     en: {

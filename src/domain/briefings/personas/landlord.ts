@@ -1,15 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import {
-  confidenceFor,
-  daysOnMarket,
-  type Finding,
-  grossYield,
-  missingCount,
-  momentum,
-  priceVsCountry,
-  propertyTypeStats,
-  verdictForScore,
-} from '../analysis.ts'
+import { confidenceFor, daysOnMarket, type Finding, grossYield, momentum, priceVsCountry, propertyTypeStats, segmentFinding, verdictForScore } from '../analysis.ts'
 import { definePersona, PropertyTypeInput } from './define.ts'
 
 const PROFILES = ['long_term', 'short_term', 'corporate'] as const
@@ -47,14 +37,7 @@ export const landlord = definePersona({
       daysOnMarket(facts, 0, 0),
     ]
     if (input.property_type !== undefined) {
-      const stats = propertyTypeStats(facts.zone, input.property_type)
-      findings.push({
-        kind: 'segment',
-        segment: { kind: 'property_type', value: input.property_type },
-        n_active: stats?.n_active ?? 0,
-        median_ppm2_usd: stats?.median_ppm2_usd ?? null,
-        median_price_usd: stats?.median_price_usd ?? null,
-      })
+      findings.push(segmentFinding({ kind: 'property_type', value: input.property_type }, propertyTypeStats(facts.zone, input.property_type)))
     }
     const t = THRESHOLDS[input.profile]
     const sample = yieldNow?.n_rent ?? 0
