@@ -19,7 +19,7 @@ import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import { bufferedJsonLogger, processOutput } from './runtime/log.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { terminalProgress } from './runtime/progress.ts'
-import { AppError } from './shared/errors.ts'
+import { AppError, fail } from './shared/errors.ts'
 import { discardUnreadBody } from './http/body.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { briefingServiceOn, memoryQuota, monitorServer, openKeyIndex, openListingInventory, openReadyZones, openStorage, openUsageIndex } from './system.ts'
@@ -122,7 +122,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
   // The port is taken before the store is opened, so a port in use changes nothing on disk.
   let http: Listening & { port: number }
   // Until the API is ready every request is answered 503 (below: `answer` becomes the app).
-  let answer: Handler = () => errorResponse(new AppError('service_unavailable', 'the server is starting; retry in a moment', {}, { 'Retry-After': '1' }), 503)
+  let answer: Handler = () => errorResponse(fail.serviceUnavailable('the server is starting; retry in a moment', 1), 503)
   try {
     http = await edge.listen({
       port: config.port,
@@ -133,7 +133,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
       idleSeconds: Math.min(255, Math.ceil((2 * config.openai.timeoutMs) / 1000) + 10),
       failed(error) {
         log.error('unhandled_error', { error: messageOf(error), stack: error.stack })
-        return errorResponse(new AppError('internal', 'internal error'), 500)
+        return errorResponse(fail.internal('internal error'), 500)
       },
     })
   } catch (error) {
@@ -151,7 +151,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
         port: config.metricsPort!,
         hostname: config.host,
         handler: metricsHandler(metrics),
-        failed: () => errorResponse(new AppError('internal', 'internal error'), 500),
+        failed: () => errorResponse(fail.internal('internal error'), 500),
       })
     } catch (error) {
       await http.stop()

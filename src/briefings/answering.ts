@@ -1,5 +1,5 @@
 import { GroupedAppends } from '../eventstore/grouped-appends.ts'
-import { AppError } from '../shared/errors.ts'
+import { fail } from '../shared/errors.ts'
 import { type BriefingResponse, briefingOf, type CachedBriefing, respond } from '../domain/briefings/answer.ts'
 import {
   type BriefingGenerated,
@@ -67,7 +67,7 @@ export function answering(deps: BriefingServiceDeps, ledger: QuotaLedger, admiss
     try {
       const draft = await deps.writer.write(persona, input, { zone, country: await deps.facts.country(input.country, now) })
       if (!persona.verdicts.includes(draft.verdict)) {
-        throw new AppError('upstream_error', `the ${draft.writer} writer answered verdict ${draft.verdict}, outside the ${persona.id} vocabulary`)
+        throw fail.upstreamError(`the ${draft.writer} writer answered verdict ${draft.verdict}, outside the ${persona.id} vocabulary`)
       }
       const briefing = briefingGenerated({
         briefingId: `brf_${random.base62(16)}`,

@@ -2,11 +2,11 @@ import { type Static, Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { Gate } from '../http/gate.ts'
 import { operation, undocumented } from '../http/openapi.ts'
-import { rateLimiterUnavailable } from '../ratelimit/port.ts'
+import { rateLimiterUnavailable } from '../http/errors.ts'
 import { Scope } from '../domain/keys/key.ts'
 import { type ApiTier, TIERS } from '../domain/owners/owner.ts'
 import type { DependencyState } from '../runtime/dependency.ts'
-import { AppError } from '../shared/errors.ts'
+import { fail } from '../shared/errors.ts'
 import { isoTimes } from '../shared/iso-time.ts'
 import type { Clock } from '../shared/random.ts'
 
@@ -41,7 +41,7 @@ export type ServerHealth = {
 }
 
 /** The answer of /readyz when the server should not get traffic; says which check failed, no figures. */
-export const notReady = (why: string) => new AppError('service_unavailable', `not ready: ${why}`, {}, { 'Retry-After': '1' })
+export const notReady = (why: string) => fail.serviceUnavailable(`not ready: ${why}`, 1)
 
 const API_TIERS = TIERS.filter((tier): tier is ApiTier => tier !== 'free')
 

@@ -6,7 +6,7 @@ import type { Gate } from '../http/gate.ts'
 import { httpInputs } from '../http/inputs.ts'
 import { operation, refusalOf } from '../http/openapi.ts'
 import { CountryParameter } from '../http/parameters.ts'
-import { echo, notFound } from '../shared/errors.ts'
+import { echo, fail } from '../shared/errors.ts'
 import { defaulted, expecting } from '../shared/input-schema.ts'
 import type { Clock } from '../shared/random.ts'
 import { ZoneDetailResponse, ZoneHistoryResponse, ZonesResponse } from '../domain/market/zone-figures.ts'
@@ -38,7 +38,7 @@ const zoneInputs = httpInputs({ params: SlugParams, query: ZoneQuery, refine: ({
 const historyInputs = httpInputs({ params: SlugParams, query: HistoryQuery, refine: ({ as_of }) => asOfProblems(as_of) })
 
 /** The 404 of a zone the country does not have. */
-export const zoneNotFound = (slug: string, country: Country) => notFound(`no zone ${echo(slug)} in ${country}`)
+export const zoneNotFound = (slug: string, country: Country) => fail.notFound(`no zone ${echo(slug)} in ${country}`)
 
 /**
  * GET /zones, GET /zone/:slug and GET /zone/:slug/history, relative to the API prefix: answered from
