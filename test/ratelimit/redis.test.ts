@@ -91,7 +91,7 @@ describe.skipIf(!REDIS_URL)('Redis rate limiter', () => {
       expect(answered.headers).toEqual({ 'Retry-After': '5' })
     }
 
-    test('nothing listening: open returns, hit rejects with service_unavailable, the process survives', async () => {
+    test('nothing listening: open returns, hit rejects as unavailable (the API answers 503 service_unavailable), the process survives', async () => {
       const logged: string[] = []
       const limiter = await openRedisRateLimiter({
         url: 'redis://127.0.0.1:6390',
