@@ -1,10 +1,11 @@
 import { type AnyElysia, Elysia } from 'elysia'
-import { briefingRoutes } from './briefings/routes.ts'
+import { BRIEFING_OPERATIONS } from './briefings/routes.ts'
 import type { BriefingService } from './briefings/service.ts'
-import { healthRoutes, probeRoutes, type QuotaReader, type ServerHealth } from './health/routes.ts'
+import { getHealth } from './health/get-health.ts'
+import { probeRoutes, type QuotaReader, type ServerHealth } from './health/routes.ts'
 import type { ListingInventory } from '../projections/listings/inventory.ts'
-import { listingRoutes } from './listings/routes.ts'
-import { zoneRoutes } from './zones/routes.ts'
+import { LISTING_OPERATIONS } from './listings/routes.ts'
+import { ZONE_OPERATIONS } from './zones/routes.ts'
 import type { ReadyZones } from '../projections/listings/ready-zones.ts'
 import { docsRoutes } from './docs/routes.ts'
 import type { KeyLookup } from './http/authenticate.ts'
@@ -16,6 +17,7 @@ import { type Gate, gate } from './http/gate.ts'
 import { openApiDocument } from './http/openapi.ts'
 import { allowedMethods, API_PREFIX, answerUnmatched, assertAccessDeclared } from './http/routing.ts'
 import { requestMetrics } from './http/metrics.ts'
+import { mountOperations, type Operation } from './http/operation.ts'
 import { requestIdSource } from './shared/request-ids.ts'
 import type { Metrics } from './metrics/port.ts'
 
@@ -74,12 +76,26 @@ function accessLog(deps: Pick<ApiDeps, 'accessLog' | 'log'>) {
   })
 }
 
-/** The API's features, each an Elysia instance whose routes declare their access to `gate`. */
+/** What the operations of the API are given, once, at start-up. */
+type OperationDeps = Pick<ApiDeps, 'clock' | 'quota' | 'health' | 'zones' | 'inventory'> & { service: BriefingService }
+
+/**
+ * Every operation of the API, one file each (src/http/operation.ts), in the order the OpenAPI
+ * document lists them. The one list: the routes, the document, the docs page and the specs that
+ * go through every route are all derived from it.
+ */
+export const API_OPERATIONS: readonly Operation<OperationDeps>[] = [getHealth, ...ZONE_OPERATIONS, ...LISTING_OPERATIONS, ...BRIEFING_OPERATIONS]
+
+/** The API's features: its operations, mounted behind `gate`, relative to the API prefix. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
-  healthRoutes({ gate: guard, clock: deps.clock, quota: deps.quota, health: deps.health }),
-  zoneRoutes({ gate: guard, zones: deps.zones, clock: deps.clock }),
-  listingRoutes({ gate: guard, inventory: deps.inventory, clock: deps.clock }),
-  briefingRoutes({ gate: guard, service: deps.briefings }),
+  mountOperations('api-operations', guard, API_OPERATIONS, {
+    clock: deps.clock,
+    quota: deps.quota,
+    health: deps.health,
+    zones: deps.zones,
+    inventory: deps.inventory,
+    service: deps.briefings,
+  }),
 ]
 
 /**

@@ -15,7 +15,7 @@ import { type OperatorLine, type Outcome, type Send, errorLine } from './operato
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
 import type { Progress } from './runtime/progress.ts'
-import { AppError, isAppError } from './shared/errors.ts'
+import { fail, isAppError } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { allProjections, embeddedStoreExists, openStorage } from './storage.ts'
 
@@ -116,8 +116,7 @@ async function openSession(config: Config, init: boolean): Promise<Session> {
   }
   const exists = embeddedStoreExists(dataDir)
   if (!exists && !init) {
-    throw new AppError(
-      'not_found',
+    throw fail.notFound(
       `no store in ${dataDir} (DATA_DIR=${config.dataDir}). Start the server first (npm start creates the store and seeds the demo market), ` +
         'set DATA_DIR to the data directory of your server, or add --init to create an empty store there',
     )
@@ -128,7 +127,7 @@ async function openSession(config: Config, init: boolean): Promise<Session> {
     return await localSession(config, `pglite ${dataDir} (${exists ? 'server not running' : 'created by --init'})`)
   } catch (error) {
     if (error instanceof DataDirBusy) {
-      throw new AppError('service_unavailable', `${error.message} but its operator socket does not answer yet; retry in a moment`)
+      throw fail.serviceUnavailable(`${error.message} but its operator socket does not answer yet; retry in a moment`)
     }
     throw error
   }

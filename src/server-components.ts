@@ -30,7 +30,7 @@ import type { Handler, Listening, RuntimeEdge } from './runtime/edge.ts'
 import type { Logger } from './runtime/log.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { briefingServiceOn } from './services.ts'
-import { AppError } from './shared/errors.ts'
+import { AppError, fail } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { openStorage, type Storage } from './storage.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
@@ -67,7 +67,7 @@ function stoppedOnce<L extends Listening>(listening: L): L {
 type ApiPort = Listening & { port: number; serve(handler: Handler): void }
 
 async function openApiPort({ config, edge, log }: ServerGiven): Promise<ApiPort> {
-  let answer: Handler = () => errorResponse(new AppError('service_unavailable', 'the server is starting; retry in a moment', {}, { 'Retry-After': '1' }), 503)
+  let answer: Handler = () => errorResponse(fail.serviceUnavailable('the server is starting; retry in a moment', 1), 503)
   try {
     const http = await edge.listen({
       port: config.port,
@@ -78,7 +78,7 @@ async function openApiPort({ config, edge, log }: ServerGiven): Promise<ApiPort>
       idleSeconds: Math.min(255, Math.ceil((2 * config.openai.timeoutMs) / 1000) + 10),
       failed(error) {
         log.error('unhandled_error', { error: messageOf(error), stack: error.stack })
-        return errorResponse(new AppError('internal', 'internal error'), 500)
+        return errorResponse(fail.internal('internal error'), 500)
       },
     })
     return { ...stoppedOnce(http), serve: (handler) => (answer = handler) }
@@ -97,7 +97,7 @@ async function openMetricsPort({ config, edge }: ServerGiven) {
       port: config.metricsPort,
       hostname: config.host,
       handler: metricsHandler(metrics),
-      failed: () => errorResponse(new AppError('internal', 'internal error'), 500),
+      failed: () => errorResponse(fail.internal('internal error'), 500),
     })
     return { metrics, server: stoppedOnce(server) }
   } catch (error) {

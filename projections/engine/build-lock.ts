@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import type { Db } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
-import { AppError } from '../../src/shared/errors.ts'
+import { fail } from '../../src/shared/errors.ts'
 
 /** Who is running: shown to a second builder, and used to recognise a lock left by a dead process on this host. */
 export type ProcessIdentity = { pid: number; host: string; alive(pid: number): boolean }
@@ -59,7 +59,7 @@ export class BuildLocks {
   async acquire(projection: string): Promise<BuildLock> {
     const generation = 'starting'
     const mine = this.local.get(projection)
-    if (mine) throw new AppError('conflict', describe(projection, mine))
+    if (mine) throw fail.conflict(describe(projection, mine))
     const token = crypto.randomUUID()
     const holder = await this.db.transaction(async (tx) => {
       const [current] = await tx.query<Record<string, unknown>>(
@@ -81,7 +81,7 @@ export class BuildLocks {
       )
       return null
     })
-    if (holder) throw new AppError('conflict', describe(projection, holder))
+    if (holder) throw fail.conflict(describe(projection, holder))
 
     const startedAt = new Date().toISOString()
     this.local.set(projection, { generation, pid: this.me.pid, host: this.me.host, startedAt, heartbeatAt: startedAt })

@@ -1,6 +1,6 @@
 import type { Db } from '../../src/db/port.ts'
 import { toNumber } from '../../src/db/port.ts'
-import { AppError } from '../../src/shared/errors.ts'
+import { fail } from '../../src/shared/errors.ts'
 import { generationId } from './generation-states.ts'
 import { type GenerationRow, generationTables, listGenerations } from './generations.ts'
 import { type LiveGeneration, liveTables } from './live-tables.ts'
@@ -40,7 +40,7 @@ export async function liveAndHeld<K extends string>(db: Db, projection: Projecti
   const rows = await listGenerations(db, [projection.name])
   const heldRow = rows.filter((r) => r.state === 'held').at(-1)
   if (!heldRow) {
-    throw new AppError('conflict', `${projection.name} has no held generation to compare; \`projections rebuild ${projection.name} --hold\` builds one`)
+    throw fail.conflict(`${projection.name} has no held generation to compare; \`projections rebuild ${projection.name} --hold\` builds one`)
   }
   return { live: await liveTables(db).of(projection), held: generationOf(projection, heldRow) }
 }

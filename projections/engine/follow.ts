@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import { AppError } from '../../src/shared/errors.ts'
+import { AppError, fail } from '../../src/shared/errors.ts'
 import { Coalesced } from './coalesce.ts'
 import { generationTables } from './generations.ts'
 import type { LiveGeneration, LiveTables } from './live-tables.ts'
@@ -99,7 +99,7 @@ export function followLive<S>(
         generation = target === 'first' ? await sources.live.of(spec.projection) : target
         value = await spec.load(generation)
       } catch (error) {
-        failed = new AppError('service_unavailable', `${spec.what} are being loaded; retry in a moment`, {}, { 'Retry-After': '1' })
+        failed = fail.serviceUnavailable(`${spec.what} are being loaded; retry in a moment`, 1)
         waiting?.reject(failed)
         waiting = null
         throw error

@@ -1,6 +1,6 @@
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
-import { AppError } from '../../src/shared/errors.ts'
+import { AppError, fail } from '../../src/shared/errors.ts'
 import { type AtCheckpoint, type ApplyEngine, BATCH, BUILD_BATCH, BuildStopped, type Progress } from './apply.ts'
 import type { BuildLock, BuildLocks } from './build-lock.ts'
 import { decide, type Generation, type GenerationRef, generationId, type Registry, sameGeneration } from './generation-states.ts'
@@ -127,7 +127,7 @@ export class GenerationLifecycle {
   async promote(projection: Projection): Promise<SwitchResult> {
     await this.prepare()
     const decision = decide(registryOf(projection, await listGenerations(this.db, [projection.name])), { type: 'promote' })
-    if (decision.outcome === 'refused') throw new AppError('conflict', decision.reason)
+    if (decision.outcome === 'refused') throw fail.conflict(decision.reason)
     return this.switchTo(projection, decision.generation)
   }
 
@@ -135,7 +135,7 @@ export class GenerationLifecycle {
   async rollback(projection: Projection): Promise<SwitchResult> {
     await this.prepare()
     const decision = decide(registryOf(projection, await listGenerations(this.db, [projection.name])), { type: 'rollback' })
-    if (decision.outcome === 'refused') throw new AppError('conflict', decision.reason)
+    if (decision.outcome === 'refused') throw fail.conflict(decision.reason)
     return this.switchTo(projection, decision.generation)
   }
 
@@ -210,7 +210,7 @@ export class GenerationLifecycle {
       const built = generation
       const next = await this.db.transaction(async (tx) => {
         const decision = decide(registryOf(projection, await lockGenerations(tx, projection.name)), { type: 'finish build', generation: built })
-        if (decision.outcome === 'refused') throw new AppError('conflict', decision.reason)
+        if (decision.outcome === 'refused') throw fail.conflict(decision.reason)
         if (decision.outcome === 'changes') await applyTransitions(tx, projection.name, decision.changes)
         return decision.outcome
       })
@@ -296,7 +296,7 @@ export class GenerationLifecycle {
       let position = target.position
       if (followable) {
         const fresh = (await listGenerations(this.db, [projection.name])).find(sameGeneration(target))
-        if (!fresh) throw new AppError('conflict', `${projection.name} ${generationId(target)} no longer exists`)
+        if (!fresh) throw fail.conflict(`${projection.name} ${generationId(target)} no longer exists`)
         position = (await this.engine.catchUp(projection, fresh, { batch: BATCH })).position
         const [pending] = await this.store.readAll(position, { limit: 1, categories: projection.categories })
         if (pending) continue
@@ -304,7 +304,7 @@ export class GenerationLifecycle {
       const switched = await this.db.transaction(async (tx) => {
         const rows = await lockGenerations(tx, projection.name)
         const decision = decide(registryOf(projection, rows), { type: 'switch', to: target, caughtUpTo: position })
-        if (decision.outcome === 'refused') throw new AppError('conflict', decision.reason)
+        if (decision.outcome === 'refused') throw fail.conflict(decision.reason)
         if (decision.outcome === 'switch') return null
         await applyTransitions(tx, projection.name, decision.changes)
         const live = rows.find((r) => r.state === 'live')
@@ -322,6 +322,6 @@ export class GenerationLifecycle {
           : `${generationId(target)} is of version ${target.version} and this code projects version ${projection.version}: it is served as it was and does not follow new events until the code is version ${target.version} again or a version ${projection.version} generation is promoted`,
       }
     }
-    throw new AppError('service_unavailable', `${projection.name} ${generationId(target)} could not catch up with the events being appended; retry`)
+    throw fail.serviceUnavailable(`${projection.name} ${generationId(target)} could not catch up with the events being appended; retry`)
   }
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
-import { AppError } from '../../src/shared/errors.ts'
+import { fail } from '../../src/shared/errors.ts'
 import { ApplyEngine, BATCH, type LiveAdvancedListener, type Progress } from './apply.ts'
 import { BuildLocks, type ProcessIdentity, thisProcess } from './build-lock.ts'
 import { Following } from './following.ts'
@@ -54,7 +54,7 @@ export class ProjectionRunner {
   projection(name: string): Projection {
     const found = this.projections.find((p) => p.name === name)
     if (!found) {
-      throw new AppError('invalid_request', `unknown projection "${name}"; known: ${this.projections.map((p) => p.name).join(', ')}`)
+      throw fail.invalidRequest(`unknown projection "${name}"; known: ${this.projections.map((p) => p.name).join(', ')}`)
     }
     return found
   }

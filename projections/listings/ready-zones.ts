@@ -27,7 +27,7 @@ import {
 } from './zone-statistics.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
 import { outsideRequests } from '../../src/runtime/dependency.ts'
-import { AppError } from '../../src/shared/errors.ts'
+import { fail } from '../../src/shared/errors.ts'
 
 type PreparedCountry = { zones: readonly ZoneRow[]; active: ActiveFigures; past: PastFigures; facts: CountryZoneFacts }
 type Prepared = { clock: string | null; countries: ReadonlyMap<Country, PreparedCountry> }
@@ -178,7 +178,7 @@ export class ReadyZones {
   private async pointInTimeTables(): Promise<ListingsTables> {
     const live = await liveTables(this.db).of(listingsProjection)
     if (live.version < 3) {
-      throw new AppError('service_unavailable', `answers as of a past instant need listings v3, being built (${live.id} is live)`)
+      throw fail.serviceUnavailable(`answers as of a past instant need listings v3, being built (${live.id} is live)`)
     }
     return generationTables(listingsProjection, live)
   }

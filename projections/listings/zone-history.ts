@@ -5,7 +5,7 @@ import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
 import { type Db, type Row, type Sql, toNumber } from '../../src/db/port.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import type { Country } from '../../src/domain/market/vocabulary.ts'
-import { AppError } from '../../src/shared/errors.ts'
+import { fail } from '../../src/shared/errors.ts'
 import { HistoryIndex, type Interval, type Touch } from './history-index.ts'
 import type { CountryZoneFacts, Figures } from './zone-statistics.ts'
 
@@ -117,7 +117,7 @@ export class ZoneHistory {
 
   private async index(): Promise<HistoryIndex> {
     const loaded = await this.loaded.current()
-    if ('unavailable' in loaded) throw new AppError('service_unavailable', loaded.unavailable)
+    if ('unavailable' in loaded) throw fail.serviceUnavailable(loaded.unavailable)
     return loaded.index
   }
 }

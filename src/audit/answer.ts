@@ -8,7 +8,7 @@ import type { KeyLookup } from '../http/authenticate.ts'
 import { errorPlugin } from '../http/errors.ts'
 import { gate } from '../http/gate.ts'
 import { defaultRateLimits, type RateLimiter } from '../ratelimit/port.ts'
-import { AppError } from '../shared/errors.ts'
+import { fail } from '../shared/errors.ts'
 import type { ZoneAnswers } from '../zones/point-in-time.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { zoneRoutes } from '../zones/routes.ts'
@@ -26,7 +26,7 @@ export type RecordedAnswer = { path: string; until: string; status: number; body
  */
 export async function answerAsRecorded(db: Db, store: EventStore, path: string, until: Date): Promise<RecordedAnswer> {
   if (!ANSWERED.test(path)) {
-    throw new AppError('invalid_request', `audit answer reproduces GET /api/v1/zones, /api/v1/zone/{slug} and /api/v1/zone/{slug}/history, not ${path}`)
+    throw fail.invalidRequest(`audit answer reproduces GET /api/v1/zones, /api/v1/zone/{slug} and /api/v1/zone/{slug}/history, not ${path}`)
   }
   return withListingsAsRecorded(db, store, until, async (sql, t) => {
     const zones: ZoneAnswers & Pick<ReadyZones, 'facts'> = {

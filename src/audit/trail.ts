@@ -1,7 +1,7 @@
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
 import { type ApiKey, evolveKey, initialKey, isKeyEvent, keyExpiresAt, keyStanding, keyStream, type Scope } from '../domain/keys/key.ts'
 import { evolveOwner, initialOwner, isOwnerEvent, type Owner, type OwnerEvent, ownerStream, type Tier } from '../domain/owners/owner.ts'
-import { AppError, invalidRequest } from '../shared/errors.ts'
+import { fail, invalidRequest } from '../shared/errors.ts'
 
 /**
  * Audit trails of keys and owners, replayed from their event streams (the record, not a read
@@ -100,7 +100,7 @@ export async function auditKey(store: EventStore, keyId: string, until: string |
   const limit = parseUntil(until)
   const own = await store.readStream(keyStream(keyId))
   const issued = own.find((e) => e.type === 'ApiKeyIssued')
-  if (!issued) throw new AppError('not_found', `key ${keyId} does not exist`)
+  if (!issued) throw fail.notFound(`key ${keyId} does not exist`)
   const ownerId = String(issued.data.owner_id)
   const links: { key_id: string; relation: LinkedKey['relation'] }[] = []
   if (typeof issued.data.rolled_from === 'string') links.push({ key_id: issued.data.rolled_from, relation: 'predecessor' })
@@ -147,7 +147,7 @@ export type OwnerAudit = { owner_id: string; until: string | null; state: OwnerS
 export async function auditOwner(store: EventStore, ownerId: string, until: string | undefined, now: number): Promise<OwnerAudit> {
   const limit = parseUntil(until)
   const own = await store.readStream(ownerStream(ownerId))
-  if (own.length === 0) throw new AppError('not_found', `owner ${ownerId} does not exist`)
+  if (own.length === 0) throw fail.notFound(`owner ${ownerId} does not exist`)
   const keyEvents: RecordedEvent[] = []
   for (let after = 0; ; ) {
     const page = await store.readAll(after, { categories: ['apikey'], limit: 1000 })

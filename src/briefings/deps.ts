@@ -1,6 +1,6 @@
 import type { EventStore } from '../eventstore/port.ts'
 import type { Principal } from '../http/authenticate.ts'
-import { echo, notFound } from '../shared/errors.ts'
+import { echo, fail } from '../shared/errors.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
 import type { BriefingResponse } from '../domain/briefings/answer.ts'
 import type { KeyAttempt } from '../domain/briefings/events.ts'
@@ -16,9 +16,9 @@ import type { BriefingReadModel } from '../../projections/briefings/read-model.t
 export type Caller = Pick<Principal, 'keyId' | 'ownerId' | 'tier'>
 
 /** The 404 of a briefing for a persona there is none of. */
-export const unknownPersona = (id: string) => notFound(`no persona ${echo(id)}; see GET /api/v1/briefings/personas`)
+export const unknownPersona = (id: string) => fail.notFound(`no persona ${echo(id)}; see GET /api/v1/briefings/personas`)
 /** The 404 of a briefing on a zone the country does not have. */
-export const unknownZone = (zone: string, country: string) => notFound(`${zone} does not exist in ${country}`)
+export const unknownZone = (zone: string, country: string) => fail.notFound(`${zone} does not exist in ${country}`)
 
 export type BriefingServiceDeps = {
   store: EventStore

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import OpenAI from 'openai'
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
-import { AppError } from '../shared/errors.ts'
+import { AppError, fail } from '../shared/errors.ts'
 import { fieldErrors } from '../shared/validate.ts'
 import { CONFIDENCE_LEVELS, type Confidence } from '../domain/briefings/analysis.ts'
 import type { ZoneFacts } from '../domain/briefings/facts.ts'
@@ -77,15 +77,15 @@ function prompt(persona: Persona, input: BriefingInput, facts: ZoneFacts): ChatC
 /** The upstream_error of a failed call to the writer (also the OpenAPI document's example). */
 export function upstreamFailure(error: unknown, timeoutMs: number): AppError {
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new AppError('upstream_error', `the AI writer did not answer within ${timeoutMs / 1000} s; no quota was used`)
+    return fail.upstreamError(`the AI writer did not answer within ${timeoutMs / 1000} s; no quota was used`)
   }
   if (error instanceof OpenAI.APIError && error.status !== undefined) {
-    return new AppError('upstream_error', `the AI writer failed (HTTP ${error.status}); no quota was used`)
+    return fail.upstreamError(`the AI writer failed (HTTP ${error.status}); no quota was used`)
   }
   if (error instanceof OpenAI.APIConnectionError) {
-    return new AppError('upstream_error', 'the AI writer could not be reached; no quota was used')
+    return fail.upstreamError('the AI writer could not be reached; no quota was used')
   }
-  return new AppError('upstream_error', 'the AI writer failed; no quota was used')
+  return fail.upstreamError('the AI writer failed; no quota was used')
 }
 
 /**
@@ -129,7 +129,7 @@ export function openAiWriter(options: OpenAiOptions): BriefingWriter {
           { role: 'user', content: `That answer was rejected: ${problem}. Answer again with the JSON object only.` },
         )
       }
-      throw new AppError('upstream_error', `the AI writer gave no usable briefing after 2 attempts (${problem}); no quota was used`)
+      throw fail.upstreamError(`the AI writer gave no usable briefing after 2 attempts (${problem}); no quota was used`)
     },
   }
 }

@@ -1,5 +1,5 @@
 import { GroupedAppends } from '../eventstore/grouped-appends.ts'
-import { AppError, isAppError } from '../shared/errors.ts'
+import { AppError, fail, isAppError } from '../shared/errors.ts'
 import { type BriefingResponse, briefingOf, type CachedBriefing, respond } from '../domain/briefings/answer.ts'
 import { cacheKeyOf } from '../domain/briefings/cache-key.ts'
 import { briefingGenerated, briefingServedFromCache, cacheHitStream } from '../domain/briefings/events.ts'
@@ -84,7 +84,7 @@ export function answerSteps(deps: BriefingServiceDeps, ledger: QuotaLedger) {
       // The writer's time is not the request's (its own timeout is documented): the request's bound covers the rest.
       const draft = await unbounded(() => deps.writer.write(ask.persona, ask.input, { zone, country }))
       if (!ask.persona.verdicts.includes(draft.verdict)) {
-        throw new AppError('upstream_error', `the ${draft.writer} writer answered verdict ${draft.verdict}, outside the ${ask.persona.id} vocabulary`)
+        throw fail.upstreamError(`the ${draft.writer} writer answered verdict ${draft.verdict}, outside the ${ask.persona.id} vocabulary`)
       }
       return draft
     },

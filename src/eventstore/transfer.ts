@@ -8,7 +8,7 @@
  *   {"end":true,"events":N}                                            last line: the file is whole
  */
 import { Type } from '@sinclair/typebox'
-import { AppError, invalidRequest } from '../shared/errors.ts'
+import { fail, invalidRequest } from '../shared/errors.ts'
 import { isValid, parseWith } from '../shared/validate.ts'
 import type { EventStore, RecordedEvent } from './port.ts'
 
@@ -117,8 +117,7 @@ export async function importBatch(store: EventStore, events: readonly RecordedEv
   const held = await store.readAll(after, { limit: events.length })
   held.forEach((existing, i) => {
     if (!sameEvent(existing, events[i]!)) {
-      throw new AppError(
-        'conflict',
+      throw fail.conflict(
         `line ${firstLine + i}: the store holds a different event here (${describe(existing)}, file: ${describe(events[i]!)}); ` +
           'import into an empty store, or one holding an earlier part of the same file',
       )
@@ -132,7 +131,7 @@ export async function importBatch(store: EventStore, events: readonly RecordedEv
   const written = await store.readAll(last, { limit: rest.length })
   const intruder = written.findIndex((e, i) => !sameEvent(e, rest[i]!))
   if (written.length < rest.length || intruder >= 0) {
-    throw new AppError('conflict', `line ${firstLine + held.length}: another writer appended to the store during the import; import into a store nobody else writes to`)
+    throw fail.conflict(`line ${firstLine + held.length}: another writer appended to the store during the import; import into a store nobody else writes to`)
   }
   return { after: written.at(-1)!.position, present: held.length, imported: rest.length }
 }

@@ -1,5 +1,5 @@
 import type { ApiTier } from '../domain/owners/owner.ts'
-import { AppError } from '../shared/errors.ts'
+import { AppError, fail } from '../shared/errors.ts'
 import { hashApiKey, isWellFormedApiKey } from '../domain/keys/api-key.ts'
 import { keyStanding, type Scope } from '../domain/keys/key.ts'
 import type { IndexedKey, IndexedOwner } from '../../projections/owners-and-keys/key-index.ts'
@@ -12,14 +12,14 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
 /** The refusals, made once: their messages never depend on the request. */
 export const KEY_REFUSALS = {
-  noKey: new AppError('auth_required', 'send your API key as "Authorization: Bearer <API_KEY>"'),
-  notBearer: new AppError('auth_required', 'the Authorization header must be "Bearer <API_KEY>"'),
-  malformed: new AppError('invalid_key', 'the API key is malformed or mistyped (checksum mismatch)'),
-  unknown: new AppError('invalid_key', 'the API key is not recognised'),
-  revoked: new AppError('invalid_key', 'the API key has been revoked'),
-  expired: new AppError('invalid_key', 'the API key was rolled and its grace period has ended: use its successor'),
-  ownerInactive: new AppError('invalid_key', 'the owner of this API key is inactive'),
-  freeTier: new AppError('tier_required', 'API access requires the pro tier or higher; this account is on the free tier'),
+  noKey: fail.authRequired('send your API key as "Authorization: Bearer <API_KEY>"'),
+  notBearer: fail.authRequired('the Authorization header must be "Bearer <API_KEY>"'),
+  malformed: fail.invalidKey('the API key is malformed or mistyped (checksum mismatch)'),
+  unknown: fail.invalidKey('the API key is not recognised'),
+  revoked: fail.invalidKey('the API key has been revoked'),
+  expired: fail.invalidKey('the API key was rolled and its grace period has ended: use its successor'),
+  ownerInactive: fail.invalidKey('the owner of this API key is inactive'),
+  freeTier: fail.tierRequired('API access requires the pro tier or higher; this account is on the free tier'),
 }
 
 /** Known keys remembered: enough for every key a busy server sees within minutes. */

@@ -1,4 +1,4 @@
-import { AppError, echo, invalidRequest } from '../shared/errors.ts'
+import { echo, fail, invalidRequest } from '../shared/errors.ts'
 import { unbounded } from '../runtime/dependency.ts'
 
 /** The largest request body the API reads (DESIGN: 413 payload_too_large above 16 KiB). */
@@ -16,7 +16,7 @@ export class ClientAborted extends Error {
 
 /** The refusal of a body over MAX_BODY_BYTES. */
 export const payloadTooLarge = () =>
-  new AppError('payload_too_large', `the body is over ${MAX_BODY_BYTES} bytes (16 KiB), the limit for a request body`)
+  fail.payloadTooLarge(`the body is over ${MAX_BODY_BYTES} bytes (16 KiB), the limit for a request body`)
 
 /** How much of a body the API did not read it still reads and discards before answering, and for how long. */
 export const DISCARD_LIMIT = { bytes: 8 * 1024 * 1024, ms: 2000 }

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../runtime/log.ts'
-import { AppError, echo, type ErrorCode, type FieldError, httpStatus } from '../shared/errors.ts'
+import { AppError, echo, type ErrorCode, fail, type FieldError, httpStatus } from '../shared/errors.ts'
+import { RateLimiterUnavailable } from '../ratelimit/port.ts'
 import { ClientAborted } from './body.ts'
 
 
@@ -19,37 +20,35 @@ function validationDetails(error: unknown, where: string): FieldError[] {
 
 /** A request to a path no route serves. Outside the API prefix the answer says where the API is. */
 export const noEndpoint = (path: string, outsideApi = false) =>
-  new AppError('not_found', `no endpoint at ${echo(path)}; ${outsideApi ? 'the API lives under /api/v1' : 'GET /api/v1/openapi.json lists every endpoint'}`)
+  fail.notFound(`no endpoint at ${echo(path)}; ${outsideApi ? 'the API lives under /api/v1' : 'GET /api/v1/openapi.json lists every endpoint'}`)
 
 /** A known path asked with a method it does not take. */
 export const methodNotAllowed = (method: string, allow: string) =>
-  new AppError('method_not_allowed', `${echo(method)} is not allowed here; use ${allow}`, {}, { allow })
+  fail.methodNotAllowed(`${echo(method)} is not allowed here; use ${allow}`, allow)
 
 /** A request whose URL is not absolute: its Host header was missing or malformed. */
 export const hostRefused = () =>
-  new AppError('invalid_request', 'the Host header is missing or malformed', {
-    details: [{ field: 'host', message: 'Expected a host name, optionally with a port' }],
-  })
+  fail.invalidRequest('the Host header is missing or malformed', [{ field: 'host', message: 'Expected a host name, optionally with a port' }])
+
+/** The 503 of a rate limiter that cannot count (its port's typed failure): retry in a few seconds. */
+export const rateLimiterUnavailable = () => fail.serviceUnavailable('rate limiter unavailable; retry shortly', 5)
 
 /** A bug: never its details, which only the server log has. */
-export const internalError = () => new AppError('internal', 'internal error; the request id identifies it in the server log')
+export const internalError = () => fail.internal('internal error; the request id identifies it in the server log')
 
 /** Maps every failure to the JSON error envelope, in one place. `path` is Elysia's reading of the request. */
 export function toAppError(code: string | number, error: unknown, path: string): AppError {
   if (error instanceof AppError) return error
-  if (error instanceof ClientAborted) return new AppError('invalid_request', error.message)
+  if (error instanceof RateLimiterUnavailable) return rateLimiterUnavailable()
+  if (error instanceof ClientAborted) return fail.invalidRequest(error.message)
   switch (code) {
     case 'VALIDATION': {
       const where = String((error as { type?: string }).type ?? 'request')
       const details = validationDetails(error, where)
-      return new AppError(
-        'invalid_request',
-        `invalid ${where}: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`,
-        { details },
-      )
+      return fail.invalidRequest(`invalid ${where}: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, details)
     }
     case 'PARSE':
-      return new AppError('invalid_request', 'the request body could not be parsed', { details: [{ field: 'body', message: 'malformed body' }] })
+      return fail.invalidRequest('the request body could not be parsed', [{ field: 'body', message: 'malformed body' }])
     case 'NOT_FOUND':
       return noEndpoint(path, true)
     default:

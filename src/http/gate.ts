@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { authenticate, KEY_REFUSALS, type KeyLookup, type Principal, VerifiedKeys } from './authenticate.ts'
 import type { Scope } from '../domain/keys/key.ts'
 import { type RateDecision, type RateLimiter, type RateLimits, rateLimitExceeded, setRateLimitHeaders } from '../ratelimit/port.ts'
-import { AppError, httpStatus } from '../shared/errors.ts'
+import { AppError, fail, httpStatus } from '../shared/errors.ts'
 import { errorBody, errorBytes, jsonBytes, methodNotAllowed } from './errors.ts'
 import type { Clock } from '../shared/random.ts'
 
@@ -24,7 +24,7 @@ export const SECURITY_SCHEME = 'apiKey'
 
 /** The refusal of a key without the scope a route needs. */
 export const scopeDenied = (needed: Scope, scopes: readonly Scope[]) =>
-  new AppError('scope_denied', `this endpoint needs the "${needed}" scope; the key has: ${scopes.join(', ')}`)
+  fail.scopeDenied(`this endpoint needs the "${needed}" scope; the key has: ${scopes.join(', ')}`)
 
 export type GateDeps = {
   keys: KeyLookup

@@ -1,10 +1,10 @@
 import { type TObject, type TSchema, Type } from '@sinclair/typebox'
-import { rateDecision, rateLimitExceeded, rateLimiterUnavailable } from '../ratelimit/port.ts'
-import { AppError, type ErrorCode, httpStatus } from '../shared/errors.ts'
+import { rateDecision, rateLimitExceeded } from '../ratelimit/port.ts'
+import { AppError, ERROR_CATALOGUE, type ErrorCode, httpStatus } from '../shared/errors.ts'
 import { wireForm } from '../shared/input-schema.ts'
 import { KEY_REFUSALS } from './authenticate.ts'
 import { payloadTooLarge } from './body.ts'
-import { hostRefused, internalError, methodNotAllowed } from './errors.ts'
+import { hostRefused, internalError, methodNotAllowed, rateLimiterUnavailable } from './errors.ts'
 import { ACCESS_EXTENSION, type Access, SECURITY_SCHEME, scopeDenied } from './gate.ts'
 
 /**
@@ -60,32 +60,14 @@ export function refusalOf(attempt: () => unknown): AppError {
 
 // ---- errors ------------------------------------------------------------------------------------
 
-const FieldErrors = Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
-  description: 'one entry per bad field',
-})
-
-/** Fields an error body has beyond `ok`, `error` and `message` (the builders' `extra`; Spectral checks the examples against them). */
-const EXTRA_FIELDS: Partial<Record<ErrorCode, Record<string, TSchema>>> = {
-  invalid_request: { details: FieldErrors },
-  rate_limit: {
-    limit: Type.Integer({ description: 'hourly limit of the tier' }),
-    used: Type.Integer({ description: 'requests counted this hour (equals limit)' }),
-    retry_after_seconds: Type.Integer({ description: 'seconds until the counter resets at the next UTC hour' }),
-  },
-  quota_exceeded: {
-    used: Type.Integer({ description: 'briefings charged this month' }),
-    quota: Type.Integer({ description: 'monthly quota of the tier' }),
-    resets_at: Type.String({ format: 'date-time', description: 'start of the next UTC month' }),
-  },
-}
-
+/** An error body: `ok`, `error`, `message` and the fields the catalogue gives its code (Spectral checks the examples against them). */
 export const errorBodySchema = (code: ErrorCode) =>
   Type.Object(
     {
       ok: Type.Literal(false),
       error: Type.Literal(code),
       message: Type.String({ description: 'what went wrong, for people' }),
-      ...EXTRA_FIELDS[code],
+      ...ERROR_CATALOGUE[code].fields,
     },
     { additionalProperties: false },
   )
@@ -118,14 +100,17 @@ const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Remaining': header('requests left this hour (absent for admin keys)', Type.Integer()),
   'X-RateLimit-Reset': header('unix seconds of the next UTC hour, when the counter resets (absent for admin keys)', Type.Integer()),
 }
-const RETRY_AFTER = { 'Retry-After': header('seconds to wait before retrying', Type.Integer()) }
+/** What each header an error may set (ERROR_CATALOGUE's `headers`) means, in the order the document lists them. */
+const ERROR_HEADERS: Record<string, ReturnType<typeof header>> = {
+  ...RATE_LIMIT_HEADERS,
+  'Retry-After': header('seconds to wait before retrying', Type.Integer()),
+  Allow: header('the methods the path takes', Type.String()),
+}
 
+/** The headers of a status's answers: X-Request-Id, and every header the catalogue gives one of its codes. */
 function errorHeaders(codes: readonly ErrorCode[]) {
-  return {
-    ...REQUEST_ID,
-    ...(codes.includes('rate_limit') ? RATE_LIMIT_HEADERS : {}),
-    ...(codes.some((c) => c === 'rate_limit' || c === 'quota_exceeded' || c === 'service_unavailable') ? RETRY_AFTER : {}),
-  }
+  const set = new Set(codes.flatMap((code) => ERROR_CATALOGUE[code].headers ?? []))
+  return { ...REQUEST_ID, ...Object.fromEntries(Object.entries(ERROR_HEADERS).filter(([name]) => set.has(name))) }
 }
 
 // ---- the document ------------------------------------------------------------------------------

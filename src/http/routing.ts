@@ -52,7 +52,8 @@ const ELYSIA_SCHEMAS = ['query', 'params', 'body', 'headers', 'cookie'] as const
 /**
  * Refuses an app with a route that declares no access (a route added without one fails at start-up),
  * or a gated route with an Elysia schema: Elysia would validate it before the gate, answering 400
- * where 401 is due. Gated routes read their inputs with `httpInputs` (src/http/inputs.ts) after the gate.
+ * where 401 is due. An operation (src/http/operation.ts) has its inputs read after the gate; this
+ * check guards the routes written by hand (the public pages, the fallbacks).
  */
 export function assertAccessDeclared(app: AnyElysia): void {
   const routes = app.routes as (RouteEntry & { hooks?: Partial<Record<(typeof ELYSIA_SCHEMAS)[number], unknown>> })[]
@@ -64,6 +65,6 @@ export function assertAccessDeclared(app: AnyElysia): void {
   const validated = routes.filter((route) => declaredAccess(route) !== 'public' && ELYSIA_SCHEMAS.some((schema) => route.hooks?.[schema]))
   if (validated.length > 0) {
     const list = validated.map((route) => `${route.method} ${route.path}`).join(', ')
-    throw new Error(`gated routes with an Elysia schema, which would be checked before the key: ${list}; read inputs with httpInputs() in the handler`)
+    throw new Error(`gated routes with an Elysia schema, which would be checked before the key: ${list}; declare the inputs of an operation instead (src/http/operation.ts)`)
   }
 }

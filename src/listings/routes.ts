@@ -1,30 +1,8 @@
-import { Elysia } from 'elysia'
-import { jsonBytes } from '../http/errors.ts'
 import type { Gate } from '../http/gate.ts'
-import { operation, refusalOf } from '../http/openapi.ts'
-import type { Clock } from '../shared/random.ts'
-import type { ListingInventory } from '../../projections/listings/inventory.ts'
-import { ListingsResponse } from '../../projections/listings/search.ts'
-import { listingSearchInputs, listingSearchOf } from './search-query.ts'
+import { mountOperations } from '../http/operation.ts'
+import { type ListingDeps, searchListings } from './search-listings.ts'
 
-/** GET /listings, relative to the API prefix. */
-export function listingRoutes(deps: { gate: Gate; inventory: ListingInventory; clock: Clock }) {
-  return new Elysia({ name: 'listings' }).use(deps.gate).get(
-    '/listings',
-    async ({ request, set }) => jsonBytes(set, await deps.inventory.searchBytes(listingSearchOf(request.url), deps.clock())),
-    {
-      scope: 'read',
-      detail: operation({
-        operationId: 'searchListings',
-        tag: 'Market',
-        summary: 'The verified broker inventory: active, verified, broker-sourced listings only',
-        description:
-          'A page of the listings that are active, verified and from a broker, filtered and sorted; ties are broken by id, ' +
-          'so pages never overlap. `total` counts every match and `next_offset` is the next page, or null at the end.',
-        inputs: listingSearchInputs,
-        ok: ListingsResponse,
-        errors: [refusalOf(() => listingSearchOf('?limit=0&sort=cheapest&price_min=500&price_max=100'))],
-      }),
-    },
-  )
-}
+export const LISTING_OPERATIONS = [searchListings]
+
+/** GET /listings alone behind `gate`, relative to the API prefix (as the listing specs serve it). */
+export const listingRoutes = (deps: ListingDeps & { gate: Gate }) => mountOperations('listings', deps.gate, LISTING_OPERATIONS, deps)

@@ -3,7 +3,7 @@ import { httpInputs } from '../http/inputs.ts'
 import { CountryParameter } from '../http/parameters.ts'
 import { OPERATIONS, PROPERTY_TYPES } from '../domain/market/vocabulary.ts'
 import { ZONE_NAME_PATTERN, zoneNumberOfName } from '../domain/market/zone-name.ts'
-import { anyCaseOf, anyCasePrefix, defaulted, expecting } from '../shared/input-schema.ts'
+import { anyCaseOf, anyCasePrefix, defaulted, expecting, type Parsed } from '../shared/input-schema.ts'
 import { DEFAULT_LIMIT, type ListingSearch, MAX_LIMIT, MAX_OFFSET, SORTS } from '../../projections/listings/search.ts'
 
 /** The largest price filter: far above any price, and its cents stay exact in a double. */
@@ -51,7 +51,11 @@ export const listingSearchInputs = httpInputs({
  */
 export function listingSearchOf(request: string | Readonly<Record<string, string>>): ListingSearch {
   const url = typeof request === 'string' ? request : `?${new URLSearchParams(request)}`
-  const { query } = listingSearchInputs.read(url)
+  return listingSearchFrom(listingSearchInputs.read(url).query)
+}
+
+/** The listing search of a query already read by `listingSearchInputs`. */
+export function listingSearchFrom(query: Parsed<typeof ListingSearchQuery>): ListingSearch {
   return {
     country: query.country,
     zone: query.zone === undefined ? null : zoneNumberOfName(query.zone),

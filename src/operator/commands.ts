@@ -1,4 +1,4 @@
-import { AppError } from '../shared/errors.ts'
+import { fail } from '../shared/errors.ts'
 import { parseWith } from '../shared/validate.ts'
 import type { OperatorCommand, OperatorContext } from './command.ts'
 import { auditKey } from './commands/audit-key.ts'
@@ -68,6 +68,6 @@ export const operatorCommand = (name: string): OperatorCommand | undefined => by
  */
 export async function runOperatorCommand(ctx: OperatorContext, name: string, args: unknown): Promise<unknown> {
   const command = byName.get(name)
-  if (command?.kind !== 'store') throw new AppError('not_found', `unknown command "${name}"`)
+  if (command?.kind !== 'store') throw fail.notFound(`unknown command "${name}"`)
   return command.run(ctx, parseWith(command.args, args, `arguments of "${name}"`) as never)
 }

@@ -1,5 +1,5 @@
 import type { Progress } from '../runtime/progress.ts'
-import { AppError } from '../shared/errors.ts'
+import { fail } from '../shared/errors.ts'
 import type { OperatorContext } from './command.ts'
 import { runOperatorCommand } from './commands.ts'
 import { type OperatorLine, errorLine } from './outcome.ts'
@@ -33,17 +33,17 @@ async function bodyWithin(request: Request, max: number): Promise<string | null>
 export function operatorHandler(context: (progress: Progress) => OperatorContext) {
   return async (request: Request): Promise<Response> => {
     if (request.method !== 'POST' || !request.url.endsWith('/command')) {
-      return Response.json(errorLine(new AppError('not_found', 'POST /command is the only operator endpoint')), { status: 404 })
+      return Response.json(errorLine(fail.notFound('POST /command is the only operator endpoint')), { status: 404 })
     }
     const text = await bodyWithin(request, MAX_COMMAND_BYTES)
     if (text === null) {
-      return Response.json(errorLine(new AppError('payload_too_large', `an operator command may be at most ${MAX_COMMAND_BYTES} bytes; a feed line at most 1 MiB (docs/feed-format.md)`)), { status: 413 })
+      return Response.json(errorLine(fail.payloadTooLarge(`an operator command may be at most ${MAX_COMMAND_BYTES} bytes; a feed line at most 1 MiB (docs/feed-format.md)`)), { status: 413 })
     }
     let body: { name?: unknown; args?: unknown }
     try {
       body = JSON.parse(text) as typeof body
     } catch {
-      return Response.json(errorLine(new AppError('invalid_request', 'the body must be JSON {name, args}')), { status: 400 })
+      return Response.json(errorLine(fail.invalidRequest('the body must be JSON {name, args}')), { status: 400 })
     }
     const encoder = new TextEncoder()
     const stream = new ReadableStream<Uint8Array>({

@@ -1,4 +1,4 @@
-import { AppError } from '../shared/errors.ts'
+import { AppError, fail } from '../shared/errors.ts'
 
 /**
  * Per-key hourly rate limits (spec §8): a fixed window per UTC hour, counters reset at the start of
@@ -76,14 +76,21 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
 
 /** The 429 for a rejected decision: spec §7 body fields plus Retry-After and the X-RateLimit-* headers. */
 export function rateLimitExceeded(decision: RateDecision): AppError {
-  return new AppError(
-    'rate_limit',
+  return fail.rateLimit(
     `hourly limit of ${decision.limit} requests reached; the counter resets at ${decision.resetAt.toISOString()}`,
-    { limit: decision.limit, used: decision.used, retry_after_seconds: decision.retryAfterSeconds },
-    { ...rateLimitHeaders(decision), 'Retry-After': String(decision.retryAfterSeconds) },
+    { limit: decision.limit, used: decision.used, retryAfterSeconds: decision.retryAfterSeconds },
+    rateLimitHeaders(decision),
   )
 }
 
-/** The 503 of a limiter that cannot answer: the request is not let through uncounted. */
-export const rateLimiterUnavailable = () =>
-  new AppError('service_unavailable', 'rate limiter unavailable; retry shortly', {}, { 'Retry-After': '5' })
+/**
+ * What an adapter throws when it cannot count (e.g. Redis does not answer): the request is not let
+ * through uncounted. A typed failure of the port, not an answer: the HTTP layer maps it to its 503
+ * (src/http/errors.ts `rateLimiterUnavailable`).
+ */
+export class RateLimiterUnavailable extends Error {
+  constructor() {
+    super('rate limiter unavailable')
+    this.name = 'RateLimiterUnavailable'
+  }
+}

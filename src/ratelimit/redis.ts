@@ -21,7 +21,7 @@
  */
 import { createClient, defineScript } from 'redis'
 import { beforeDeadline, Dependency } from '../runtime/dependency.ts'
-import { hourWindow, type RateDecision, rateDecision, type RateLimiter, rateLimiterUnavailable } from './port.ts'
+import { hourWindow, type RateDecision, rateDecision, type RateLimiter, RateLimiterUnavailable } from './port.ts'
 
 export type RedisRateLimiterOptions = {
   url: string
@@ -116,7 +116,7 @@ export async function openRedisRateLimiter(options: RedisRateLimiterOptions): Pr
         reply = await beforeDeadline(client.rateLimitHit(key, limit, expiryMs), commandTimeoutMs)
       } catch (error) {
         outage(error instanceof Error ? error.message || error.name : String(error))
-        throw rateLimiterUnavailable()
+        throw new RateLimiterUnavailable()
       }
       recovered()
       return rateDecision(limit, reply.count, reply.counted, now)

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { declaredAccess } from '../../src/http/gate.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
-import { AppError } from '../../src/shared/errors.ts'
-import { PERSONA_IDS } from '../../src/domain/briefings/personas/index.ts'
+import { fail } from '../../src/shared/errors.ts'
 import { SCOPES } from '../../src/domain/keys/key.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { type Json, resolveRefs, schemaValidator } from '../support/openapi.ts'
+import { OPERATIONS } from '../support/operations.ts'
 
 const ROOT = join(import.meta.dirname, '../..')
 
@@ -46,7 +46,7 @@ describe('the OpenAPI document', () => {
       writer: {
         write: (persona, input, facts) =>
           input.zone === 'Zona 2'
-            ? Promise.reject(new AppError('upstream_error', 'the AI writer could not be reached; no quota was used'))
+            ? Promise.reject(fail.upstreamError('the AI writer could not be reached; no quota was used'))
             : localAnalyst.write(persona, input, facts),
       },
     })
@@ -85,7 +85,7 @@ describe('the OpenAPI document', () => {
       .flatMap(([path, methods]) => Object.entries(methods as Json).map(([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope']}`))
       .sort()
     expect(documented).toEqual(declared)
-    expect(documented).toHaveLength(6 + PERSONA_IDS.length)
+    expect(documented).toHaveLength(OPERATIONS.length)
     for (const methods of Object.values(document.paths as Json)) {
       for (const op of Object.values(methods as Json)) {
         expect(op.security).toEqual([{ apiKey: [op['x-required-scope']] }])

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { PERSONA_IDS } from '../../src/domain/briefings/personas/index.ts'
 import { eventually } from '../support/eventually.ts'
+import { OPERATIONS } from '../support/operations.ts'
 import { BUN, type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -73,7 +73,8 @@ describe('the API as its users meet it: the reference page and a typed client, o
 
       await page.goto(`${server.url}/docs`)
       const operations = page.locator('.opblock')
-      const paths = ['/api/v1/briefings/personas', ...PERSONA_IDS.map((id) => `/api/v1/briefings/${id}`), '/api/v1/health', '/api/v1/listings', '/api/v1/zone/{slug}', '/api/v1/zone/{slug}/history', '/api/v1/zones']
+      // One block per operation of the API.
+      const paths = OPERATIONS.map((operation) => operation.documented)
       await operations.nth(paths.length - 1).waitFor()
       expect(await operations.count()).toBe(paths.length)
       const listed = (await page.locator('.opblock-summary-path').allInnerTexts()).map((text) => text.replace(/\u200b/g, '').trim())

@@ -3,23 +3,14 @@ import { formatApiKey } from '../../src/domain/keys/api-key.ts'
 import { Elysia } from 'elysia'
 import { apiFeatures, buildApp } from '../../src/app.ts'
 import { declaredAccess } from '../../src/http/gate.ts'
-import { PERSONA_IDS } from '../../src/domain/briefings/personas/index.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
 import { systemClock } from '../../src/shared/random.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { databaseTargets } from '../support/databases.ts'
+import { OPERATIONS } from '../support/operations.ts'
 
-/** The endpoints and scopes of the contract (spec §4); `POST /briefings/{persona}` is one path per persona. */
-const CONTRACT = [
-  { method: 'GET', path: '/api/v1/health', scope: 'read' },
-  { method: 'GET', path: '/api/v1/zones', scope: 'read' },
-  { method: 'GET', path: '/api/v1/zone/:slug', scope: 'read' },
-  { method: 'GET', path: '/api/v1/zone/:slug/history', scope: 'read' },
-  { method: 'GET', path: '/api/v1/listings', scope: 'read' },
-  { method: 'GET', path: '/api/v1/briefings/personas', scope: 'read' },
-  ...PERSONA_IDS.map((persona) => ({ method: 'POST', path: `/api/v1/briefings/${persona}`, scope: 'write' })),
-]
-const samplePath = (path: string) => path.replace(':slug', 'zona-1')
+/** The operations of the API, each with its scope (`POST /briefings/{persona}` is one path per persona). */
+const CONTRACT = OPERATIONS.map(({ method, route, scope }) => ({ method, path: route, scope }))
 
 for (const target of databaseTargets('HTTP auth')) {
   describe(`auth over HTTP (${target.name})`, () => {
@@ -38,16 +29,16 @@ for (const target of databaseTargets('HTTP auth')) {
 
     const body = async (response: Response) => (await response.json()) as Record<string, unknown>
 
-    test('Elysia serves the endpoints of the contract, each declaring its scope, and each answers 401 auth_required without a key', async () => {
+    test('Elysia serves the operations of the API, each declaring its scope, and each answers 401 auth_required without a key', async () => {
       const scoped = system.app.routes
         .filter((route) => ['read', 'write'].includes(declaredAccess(route) ?? ''))
         .map((route) => ({ method: route.method, path: route.path, scope: declaredAccess(route) }))
       expect(scoped).toEqual(expect.arrayContaining(CONTRACT))
       expect(scoped).toHaveLength(CONTRACT.length)
       for (const route of system.app.routes) expect(declaredAccess(route), `${route.method} ${route.path}`).toBeDefined()
-      for (const route of CONTRACT) {
-        const response = await system.request(samplePath(route.path), { method: route.method })
-        expect(response.status, `${route.method} ${route.path}`).toBe(401)
+      for (const operation of OPERATIONS) {
+        const response = await system.request(operation.path, { method: operation.method })
+        expect(response.status, `${operation.method} ${operation.route}`).toBe(401)
         expect(await body(response)).toMatchObject({ ok: false, error: 'auth_required' })
       }
     })

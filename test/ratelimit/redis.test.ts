@@ -1,8 +1,8 @@
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import type { RateLimiter } from '../../src/ratelimit/port.ts'
+import { type RateLimiter, RateLimiterUnavailable } from '../../src/ratelimit/port.ts'
+import { toAppError } from '../../src/http/errors.ts'
 import { openRedisRateLimiter } from '../../src/ratelimit/redis.ts'
-import { AppError } from '../../src/shared/errors.ts'
 import { burst, freshSubject, rateLimiterContract } from './contract.ts'
 import { startTcpProxy } from './tcp-proxy.ts'
 
@@ -84,12 +84,14 @@ describe.skipIf(!REDIS_URL)('Redis rate limiter', () => {
     const expectServiceUnavailable = (outcome: unknown) => {
       expect(outcome).toHaveProperty('error')
       const { error } = outcome as { error: unknown }
-      expect(error).toBeInstanceOf(AppError)
-      expect((error as AppError).code).toBe('service_unavailable')
-      expect((error as AppError).headers).toEqual({ 'Retry-After': '5' })
+      expect(error).toBeInstanceOf(RateLimiterUnavailable)
+      // What a client then gets: 503 service_unavailable, retry in 5 s.
+      const answered = toAppError('UNKNOWN', error, '/api/v1/health')
+      expect(answered.code).toBe('service_unavailable')
+      expect(answered.headers).toEqual({ 'Retry-After': '5' })
     }
 
-    test('nothing listening: open returns, hit rejects with service_unavailable, the process survives', async () => {
+    test('nothing listening: open returns, hit rejects as unavailable (the API answers 503 service_unavailable), the process survives', async () => {
       const logged: string[] = []
       const limiter = await openRedisRateLimiter({
         url: 'redis://127.0.0.1:6390',

@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { formatApiKey } from '../../src/domain/keys/api-key.ts'
 import { eventually } from '../support/eventually.ts'
+import { OPERATIONS } from '../support/operations.ts'
 import { type RawResponse, rawRequest } from '../support/raw-http.ts'
 import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 
@@ -15,14 +16,10 @@ import { type RunningServer, startServer, tempDataDir } from '../support/server.
  */
 
 type Route = { method: 'GET' | 'POST'; path: string; body?: string }
-const ROUTES: Route[] = [
-  { method: 'GET', path: '/api/v1/health' },
-  { method: 'GET', path: '/api/v1/zones?country=PA' },
-  { method: 'GET', path: '/api/v1/zone/zona-3' },
-  { method: 'GET', path: '/api/v1/listings' },
-  { method: 'GET', path: '/api/v1/briefings/personas' },
-  { method: 'POST', path: '/api/v1/briefings/investor', body: '{"zone":"Zona 1","profile":"balanced"}' },
-]
+/** A request of each operation of the API that a valid key gets data from. */
+const ROUTES: Route[] = OPERATIONS.map(({ method, path, body }) => ({ method, path, body }))
+/** The body of a briefing, sent with every generated POST. */
+const BRIEFING_BODY = ROUTES.find((route) => route.method === 'POST')!.body
 
 /** Ways of writing a route's request target that a router and a gate could read differently. */
 const TARGET_FORMS: [string, (target: string) => string][] = [
@@ -224,7 +221,7 @@ describe('the gate of the real server, over raw TCP', () => {
       fc.asyncProperty(method, target, host, key, async (verb, written, hostHeader, kind) => {
         runs += 1
         if (kind === 'overLimit') await spendOverLimitKey()
-        const route: Route = verb === 'POST' ? { method: 'POST', path: written, body: ROUTES[5]!.body } : { method: 'GET', path: written }
+        const route: Route = verb === 'POST' ? { method: 'POST', path: written, body: BRIEFING_BODY } : { method: 'GET', path: written }
         const { head, body } = requestText(verb, written, hostHeader === '127.0.0.1' ? `127.0.0.1:${server.port}` : hostHeader, kind === null ? null : authorization[kind]!, route.body)
         const response = await rawRequest(server.port, head, body)
         const what = `${verb} ${JSON.stringify(written)}, Host ${JSON.stringify(hostHeader)}, key ${kind}`

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { type Static, Type } from '@sinclair/typebox'
 import { derivedUuid } from '../../shared/derived-uuid.ts'
-import { AppError, echo, invalidRequest } from '../../shared/errors.ts'
+import { AppError, echo, fail, invalidRequest } from '../../shared/errors.ts'
 import type { Asker } from './events.ts'
 import { oneOf, PERSONA_IDS, type PersonaId } from './personas/define.ts'
 import { quotaMonth } from './quota.ts'
@@ -207,8 +207,7 @@ export type KeyStep =
 
 const conflict = (key: string, what: string): KeyStep => ({
   kind: 'conflict',
-  error: new AppError(
-    'idempotency_conflict',
+  error: fail.idempotencyConflict(
     `${IDEMPOTENCY_HEADER} ${echo(key)} ${what}; a key stands for one request (persona and body) for 24 hours: send a new key for a new request`,
   ),
 })

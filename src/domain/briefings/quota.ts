@@ -1,5 +1,5 @@
 import type { ApiTier } from '../owners/owner.ts'
-import { AppError } from '../../shared/errors.ts'
+import { AppError, fail } from '../../shared/errors.ts'
 import type { BriefingGenerated } from './events.ts'
 
 /** Briefings per owner per UTC calendar month; admins are unlimited (as for rate limits). */
@@ -34,11 +34,10 @@ export function usageOf(policy: QuotaPolicy, tier: ApiTier, used: number): Usage
 export function quotaExceeded(usage: Usage, month: string, now: Date): AppError {
   const resetsAt = monthResetsAt(month)
   const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000))
-  return new AppError(
-    'quota_exceeded',
+  return fail.quotaExceeded(
     `the monthly briefing quota of ${usage.quota} is used up (${usage.used} used); it resets at ${resetsAt.toISOString()}. Cached briefings are still served.`,
-    { used: usage.used, quota: usage.quota, resets_at: resetsAt.toISOString() },
-    { 'retry-after': String(retryAfter) },
+    { used: usage.used, quota: usage.quota, resetsAt: resetsAt.toISOString() },
+    retryAfter,
   )
 }
 

@@ -14,7 +14,7 @@ export type BriefingDraft = {
   model: string
 }
 
-/** The port every briefing writer implements. Failures are AppError('upstream_error'). */
+/** The port every briefing writer implements. Failures are `fail.upstreamError` (src/shared/errors.ts). */
 export interface BriefingWriter {
   write(persona: Persona, input: BriefingInput, facts: ZoneFacts): Promise<BriefingDraft>
 }

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import type { Owner } from '../owners/owner.ts'
-import { AppError } from '../../shared/errors.ts'
+import { fail } from '../../shared/errors.ts'
 import type { Decider } from '../decider.ts'
 import { Actor, At } from '../schemas.ts'
 
@@ -97,15 +97,14 @@ const isActiveAdmin = (o: Owner) => o.status === 'active' && o.tier === 'admin'
 
 /** Who may issue: an enterprise (or admin) owner for itself; an active admin for any pro or enterprise owner. */
 function checkIssuer(ownerId: string, owner: Owner, actorId: string, actor: Owner) {
-  if (owner.status === 'unregistered') throw new AppError('not_found', `owner ${ownerId} does not exist`)
-  if (owner.status === 'inactive') throw new AppError('forbidden', `owner ${ownerId} is inactive`)
-  if (owner.tier === 'free') throw new AppError('tier_required', `owner ${ownerId} is on the free tier, which has no API access`)
-  if (actor.status === 'unregistered') throw new AppError('forbidden', `actor ${actorId} is not a known owner`)
+  if (owner.status === 'unregistered') throw fail.notFound(`owner ${ownerId} does not exist`)
+  if (owner.status === 'inactive') throw fail.forbidden(`owner ${ownerId} is inactive`)
+  if (owner.tier === 'free') throw fail.tierRequired(`owner ${ownerId} is on the free tier, which has no API access`)
+  if (actor.status === 'unregistered') throw fail.forbidden(`actor ${actorId} is not a known owner`)
   const self = actorId === ownerId
   if (self && (owner.tier === 'enterprise' || owner.tier === 'admin')) return
   if (!self && isActiveAdmin(actor) && (owner.tier === 'pro' || owner.tier === 'enterprise')) return
-  throw new AppError(
-    'forbidden',
+  throw fail.forbidden(
     self
       ? `a ${owner.tier} owner cannot issue its own keys; an admin issues them`
       : `${actorId} may not issue keys for ${ownerId}: only an active admin issues keys for pro and enterprise owners`,
@@ -114,16 +113,16 @@ function checkIssuer(ownerId: string, owner: Owner, actorId: string, actor: Owne
 
 function checkScopes(scopes: string[]): Scope[] {
   const unique = [...new Set(scopes)]
-  if (unique.length === 0) throw new AppError('invalid_request', 'a key needs at least one scope (read, write)')
+  if (unique.length === 0) throw fail.invalidRequest('a key needs at least one scope (read, write)')
   const bad = unique.filter((s) => !(SCOPES as readonly string[]).includes(s))
-  if (bad.length > 0) throw new AppError('invalid_request', `unknown scope(s): ${bad.join(', ')}; allowed: read, write`)
+  if (bad.length > 0) throw fail.invalidRequest(`unknown scope(s): ${bad.join(', ')}; allowed: read, write`)
   return SCOPES.filter((s) => unique.includes(s))
 }
 
 export function decideKey(command: KeyCommand, key: ApiKey): KeyEvent[] {
   switch (command.type) {
     case 'IssueApiKey': {
-      if (key.status !== 'none') throw new AppError('conflict', `key ${command.keyId} already exists`)
+      if (key.status !== 'none') throw fail.conflict(`key ${command.keyId} already exists`)
       checkIssuer(command.ownerId, command.ownerState, command.actor, command.actorState)
       const scopes = checkScopes(command.scopes)
       return [
@@ -144,13 +143,13 @@ export function decideKey(command: KeyCommand, key: ApiKey): KeyEvent[] {
       ]
     }
     case 'RollApiKey': {
-      if (key.status === 'none') throw new AppError('not_found', `key ${command.keyId} does not exist`)
-      if (key.status === 'revoked') throw new AppError('conflict', `key ${command.keyId} is revoked`)
+      if (key.status === 'none') throw fail.notFound(`key ${command.keyId} does not exist`)
+      if (key.status === 'revoked') throw fail.conflict(`key ${command.keyId} is revoked`)
       if (key.rolledTo) {
-        throw new AppError('conflict', `key ${command.keyId} was already rolled: ${key.rolledTo.keyId} succeeds it (roll that one instead)`)
+        throw fail.conflict(`key ${command.keyId} was already rolled: ${key.rolledTo.keyId} succeeds it (roll that one instead)`)
       }
       if (!Number.isInteger(command.graceMs) || command.graceMs < 0 || command.graceMs > MAX_GRACE_MS) {
-        throw new AppError('invalid_request', 'the grace period must be from 0 (the old key stops at once) to 30 days')
+        throw fail.invalidRequest('the grace period must be from 0 (the old key stops at once) to 30 days')
       }
       // Rolling issues a key: the same people may do it as may issue one for that owner.
       checkIssuer(key.ownerId, command.ownerState, command.actor, command.actorState)
@@ -169,10 +168,10 @@ export function decideKey(command: KeyCommand, key: ApiKey): KeyEvent[] {
       ]
     }
     case 'RevokeApiKey': {
-      if (key.status === 'none') throw new AppError('not_found', `key ${command.keyId} does not exist`)
-      if (key.status === 'revoked') throw new AppError('conflict', `key ${command.keyId} is already revoked`)
+      if (key.status === 'none') throw fail.notFound(`key ${command.keyId} does not exist`)
+      if (key.status === 'revoked') throw fail.conflict(`key ${command.keyId} is already revoked`)
       if (command.actor !== key.ownerId && !isActiveAdmin(command.actorState)) {
-        throw new AppError('forbidden', `${command.actor} may not revoke key ${command.keyId}: only its owner or an admin`)
+        throw fail.forbidden(`${command.actor} may not revoke key ${command.keyId}: only its owner or an admin`)
       }
       return [
         {

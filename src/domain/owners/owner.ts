@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { AppError } from '../../shared/errors.ts'
+import { fail } from '../../shared/errors.ts'
 import { expecting } from '../../shared/input-schema.ts'
 import type { Decider } from '../decider.ts'
 import { Actor, At } from '../schemas.ts'
@@ -45,13 +45,13 @@ export type OwnerCommand =
 export const ownerStream = (ownerId: string) => `owner-${ownerId}`
 export const initialOwner: Owner = { status: 'unregistered' }
 
-const unknownOwner = (id: string) => new AppError('not_found', `owner ${id} does not exist`)
+const unknownOwner = (id: string) => fail.notFound(`owner ${id} does not exist`)
 
 export function decideOwner(command: OwnerCommand, owner: Owner): OwnerEvent[] {
   const { ownerId: owner_id, actor: by, at } = command
   switch (command.type) {
     case 'RegisterOwner':
-      if (owner.status !== 'unregistered') throw new AppError('conflict', `owner ${owner_id} already exists`)
+      if (owner.status !== 'unregistered') throw fail.conflict(`owner ${owner_id} already exists`)
       return [{ type: 'OwnerRegistered', data: { owner_id, tier: command.tier, by, at } }]
     case 'ChangeOwnerTier':
       if (owner.status === 'unregistered') throw unknownOwner(owner_id)

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { answerAsRecorded } from '../../audit/answer.ts'
-import { AppError } from '../../shared/errors.ts'
+import { fail } from '../../shared/errors.ts'
 import { param, storeCommand } from '../command.ts'
 
 /** `audit answer PATH --until T`: the body the API answered to a GET at T, byte for byte, from the events recorded by then. */
@@ -20,7 +20,7 @@ export const auditAnswer = storeCommand({
   async run(ctx, a) {
     const until = Date.parse(a.until)
     if (Number.isNaN(until) || !/T.*(Z|[+-]\d\d:\d\d)$/.test(a.until)) {
-      throw new AppError('invalid_request', `--until must be an ISO 8601 time with offset, e.g. 2026-04-01T00:00:00Z (got ${a.until})`)
+      throw fail.invalidRequest(`--until must be an ISO 8601 time with offset, e.g. 2026-04-01T00:00:00Z (got ${a.until})`)
     }
     return answerAsRecorded(ctx.db, ctx.store, a.path, new Date(until))
   },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { quotaAudit } from '../../audit/quota.ts'
-import { AppError } from '../../shared/errors.ts'
+import { fail } from '../../shared/errors.ts'
 import { param, storeCommand } from '../command.ts'
 import { asOf, table } from '../text.ts'
 import { loadOwner } from './aggregates.ts'
@@ -16,7 +16,7 @@ export const auditQuota = storeCommand({
     until: until('only entries at or before this time'),
   },
   async run(ctx, a) {
-    if ((await loadOwner(ctx.store, a.id)).status === 'unregistered') throw new AppError('not_found', `owner ${a.id} does not exist`)
+    if ((await loadOwner(ctx.store, a.id)).status === 'unregistered') throw fail.notFound(`owner ${a.id} does not exist`)
     // The month defaults to the one `until` falls in, else the current one.
     const untilMonth = a.until !== undefined && !Number.isNaN(Date.parse(a.until)) ? new Date(a.until).toISOString().slice(0, 7) : undefined
     const month = a.month ?? untilMonth ?? ctx.clock().toISOString().slice(0, 7)

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { DEMO_DEFAULTS, HISTORY_DAYS, MIN_DEMO_LISTINGS, demoAnchor } from '../../domain/demo/market.ts'
 import { seedDemo } from '../../demo/seed.ts'
-import { AppError } from '../../shared/errors.ts'
+import { fail } from '../../shared/errors.ts'
 import { param, storeCommand } from '../command.ts'
 
 export const demoSeed = storeCommand({
@@ -21,7 +21,7 @@ export const demoSeed = storeCommand({
   async run(ctx, a) {
     const started = Date.now()
     const anchor = a.anchor ? new Date(`${a.anchor}T00:00:00.000Z`) : demoAnchor(ctx.clock())
-    if (Number.isNaN(anchor.getTime())) throw new AppError('invalid_request', `anchor must be a date YYYY-MM-DD, got ${a.anchor}`)
+    if (Number.isNaN(anchor.getTime())) throw fail.invalidRequest(`anchor must be a date YYYY-MM-DD, got ${a.anchor}`)
     const options = { seed: a.seed ?? DEMO_DEFAULTS.seed, listings: a.listings ?? DEMO_DEFAULTS.listings, anchor }
     const summary = await seedDemo(ctx.store, options, (done, total) => ctx.progress({ label: 'demo seed', done, total }))
     return { ...summary, seed: options.seed, anchor: anchor.toISOString().slice(0, 10), seconds: (Date.now() - started) / 1000 }

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import type { RecordedEvent } from '../../eventstore/port.ts'
 import { eventLine, headerLine, trailerLine } from '../../eventstore/transfer.ts'
 import type { Progress } from '../../runtime/progress.ts'
-import { AppError } from '../../shared/errors.ts'
+import { AppError, fail } from '../../shared/errors.ts'
 import { clientCommand, param } from '../command.ts'
 import { type Outcome, type Send, errorLine } from '../outcome.ts'
 import { eventsRead } from './events-read.ts'
@@ -68,7 +68,7 @@ export async function exportEventsThrough(send: Send, path: string | undefined, 
       const seconds = (Date.now() - started) / 1000
       return { ok: true, result: { out: '-', events, seconds, events_per_second: eventsPerSecond(events, seconds), reader_closed: true } satisfies Exported }
     }
-    return errorLine(error instanceof AppError ? error : new AppError('invalid_request', `cannot write ${path ?? 'stdout'}: ${(error as Error).message}`))
+    return errorLine(error instanceof AppError ? error : fail.invalidRequest(`cannot write ${path ?? 'stdout'}: ${(error as Error).message}`))
   }
   const seconds = (Date.now() - started) / 1000
   const result: Exported = { out: path ?? '-', events, seconds, events_per_second: eventsPerSecond(events, seconds) }

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { importBatch, parseLine } from '../../eventstore/transfer.ts'
-import { AppError } from '../../shared/errors.ts'
+import { fail } from '../../shared/errors.ts'
 import { internalCommand } from '../command.ts'
 
 /** `events import lines`: one batch of an export's event lines, sent by `events import`; see `importBatch`. */
@@ -14,7 +14,7 @@ export const eventsImportLines = internalCommand({
   async run(ctx, a) {
     const events = a.lines.map((text, i) => {
       const line = parseLine(text, a.first_line + i)
-      if (line.kind !== 'event') throw new AppError('invalid_request', `line ${a.first_line + i}: an event was expected`)
+      if (line.kind !== 'event') throw fail.invalidRequest(`line ${a.first_line + i}: an event was expected`)
       return line.event
     })
     return importBatch(ctx.store, events, a.first_line, a.after)

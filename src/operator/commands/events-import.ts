@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { RecordedEvent } from '../../eventstore/port.ts'
 import { type ImportStep, parseLine } from '../../eventstore/transfer.ts'
 import type { Progress } from '../../runtime/progress.ts'
-import { AppError, invalidRequest } from '../../shared/errors.ts'
+import { fail, invalidRequest } from '../../shared/errors.ts'
 import { clientCommand, param } from '../command.ts'
 import { sizeOfFileToRead } from '../file-to-read.ts'
 import { type Outcome, type Send, errorLine } from '../outcome.ts'
@@ -138,7 +138,7 @@ export async function importEventsThrough(send: Send, path: string, progress: Pr
   const beyond = await send(eventsRead.name, { after, limit: 1 }, () => {})
   if (!beyond.ok) return beyond
   if ((beyond.result as { events: RecordedEvent[] }).events.length > 0) {
-    return errorLine(new AppError('conflict', `the store holds events after the last one of ${path}: it is not a copy of this file`))
+    return errorLine(fail.conflict(`the store holds events after the last one of ${path}: it is not a copy of this file`))
   }
   progress({ label: `import ${events} events`, done: size, total: size })
   const seconds = (Date.now() - started) / 1000

@@ -1,6 +1,6 @@
 import { keysOfOwner } from '../../../projections/owners-and-keys/queries.ts'
 import { keyStatusAt } from '../../domain/keys/key.ts'
-import { AppError } from '../../shared/errors.ts'
+import { fail } from '../../shared/errors.ts'
 import { storeCommand } from '../command.ts'
 import { table } from '../text.ts'
 import { loadOwner } from './aggregates.ts'
@@ -14,7 +14,7 @@ export const keyList = storeCommand({
   async run(ctx, a) {
     await ctx.runner.catchUp()
     if ((await loadOwner(ctx.store, a.owner)).status === 'unregistered') {
-      throw new AppError('not_found', `owner ${a.owner} does not exist`)
+      throw fail.notFound(`owner ${a.owner} does not exist`)
     }
     const now = ctx.clock().getTime()
     // A rolled key expires at its grace end without any event: its status is told at the time of asking.

@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import { handleCommand, loadAggregate } from '../../eventstore/command-handler.ts'
 import { formatApiKey, hashApiKey, keyHint, newKeyId } from '../../domain/keys/api-key.ts'
 import { type ApiKey, KeyEventSchemas, keyDecider, keyStream } from '../../domain/keys/key.ts'
-import { AppError } from '../../shared/errors.ts'
+import { fail } from '../../shared/errors.ts'
 import { param, storeCommand } from '../command.ts'
 import { loadOwner } from './aggregates.ts'
 import { KeyId, actor } from './params.ts'
@@ -37,7 +37,7 @@ export const keyRoll = storeCommand({
     '`key revoke` on it ends the grace early. Each key counts its own hourly limit.',
   async run(ctx, a): Promise<Rolled> {
     const old = (await loadAggregate(ctx.store, keyStream(a.key_id), keyDecider)).state
-    if (old.status === 'none') throw new AppError('not_found', `key ${a.key_id} does not exist`)
+    if (old.status === 'none') throw fail.notFound(`key ${a.key_id} does not exist`)
     const [owner, actor] = await Promise.all([loadOwner(ctx.store, old.ownerId), loadOwner(ctx.store, a.actor)])
     const successorKeyId = newKeyId(ctx.random.base62(12))
     const at = ctx.clock().toISOString()

@@ -1,0 +1,39 @@
+import { API_OPERATIONS } from '../../src/app.ts'
+import { API_PREFIX } from '../../src/http/routing.ts'
+
+/**
+ * Every operation of the API, read from the one list the app mounts (src/app.ts `API_OPERATIONS`):
+ * its route as Elysia writes it, as the OpenAPI document writes it, the scope it needs, and a
+ * request that a key with that scope gets 200 from on the demo market: the path with each path
+ * parameter's documented example, the body with the operation's first documented example.
+ */
+export type OperationRequest = {
+  method: 'GET' | 'POST'
+  /** `/api/v1/zone/:slug` */
+  route: string
+  /** `/api/v1/zone/{slug}` */
+  documented: string
+  scope: string
+  /** `/api/v1/zone/zona-3` */
+  path: string
+  body?: string
+}
+
+const exampleOf = (schema: unknown): string => {
+  const examples = (schema as { examples?: unknown[] }).examples
+  if (!examples?.length) throw new Error('a path parameter needs an example, which the specs send')
+  return String(examples[0])
+}
+
+export const OPERATIONS: OperationRequest[] = API_OPERATIONS.map(({ method, path, access, spec }) => {
+  const params = spec.inputs?.params?.properties ?? {}
+  const example = spec.body?.examples && Object.values(spec.body.examples)[0]
+  return {
+    method,
+    route: `${API_PREFIX}${path}`,
+    documented: `${API_PREFIX}${path.replace(/:(\w+)/g, '{$1}')}`,
+    scope: access,
+    path: `${API_PREFIX}${path.replace(/:(\w+)/g, (_, name: string) => exampleOf(params[name]))}`,
+    ...(example === undefined ? {} : { body: JSON.stringify(example) }),
+  }
+})
