@@ -50,10 +50,10 @@ export const listingsTable = (name: string) => {
 export const detailsRow: (d: ListingDetails) => Record<string, unknown> = columnsWriter(DETAILS)
 
 /** The details a row of the listings table holds (the way back from detailsRow), its times as ISO strings. */
-export function detailsOfRow(row: Record<string, unknown>): ListingDetails {
+export function detailsOfRow(row: Record<string, unknown>): Required<ListingDetails> {
   const decoded = { ...row }
   for (const c of columnsOf(DETAILS)) if (c.type === 'timestamptz' && decoded[c.name] != null) decoded[c.name] = toIso(decoded[c.name])
-  return readColumns(DETAILS, decoded) as ListingDetails
+  return readColumns(DETAILS, decoded) as Required<ListingDetails>
 }
 
 /** A price as recorded, and in USD recomputed exactly from it (the event's own `price_usd` is not read). */

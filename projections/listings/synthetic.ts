@@ -281,7 +281,7 @@ export type SyntheticListing = {
   source: Source
   source_id: string
   /** Its details as the listings table holds them, read back (zone name, broker, listing time). */
-  details: ListingDetails
+  details: Required<ListingDetails>
   currency: Currency
   verified_at: unknown
   t_seen: unknown

@@ -204,8 +204,9 @@ type GroupProperties<G extends ListingGroup> = {
   [K in ListingFieldName as Fields[K] extends { group: G; event: TSchema } ? K : never]: Fields[K] extends { event: infer S } ? S : never
 }
 
-/** Every field with a feed name lies in FEED_ORDER: tsc says so when a new one is left out. */
-const feedOrderIsComplete: Exclude<FeedFieldName, (typeof FEED_ORDER)[number]> extends never ? true : false = true
+/** Every field a feed line carries lies in FEED_ORDER: tsc names the one left out. */
+type Unordered = Exclude<FeedFieldName, (typeof FEED_ORDER)[number]>
+const feedOrderIsComplete: [Unordered] extends [never] ? 'complete' : `add ${Unordered & string} to FEED_ORDER` = 'complete'
 void feedOrderIsComplete
 
 const feedNameOf = (name: ListingFieldName): string => (LISTING_FIELDS[name] as ListingField).feed?.name ?? name

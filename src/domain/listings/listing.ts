@@ -95,7 +95,7 @@ export const LISTING_CATEGORY = 'listing'
 /** The details a feed line gives, in the order of the events (a broker copied: the line's object may carry more). */
 const detailsOf = (r: FeedRecord): ListingDetails => {
   const details = Object.fromEntries(DETAIL_FIELDS.map((field) => [field, r[field]])) as ListingDetails
-  return { ...details, broker: r.broker ? { id: r.broker.id, name: r.broker.name } : null }
+  return withAbsent('details', { ...details, broker: r.broker ? { id: r.broker.id, name: r.broker.name } : null })
 }
 
 /** Field equality; a broker is compared by value (stored events come back with their keys reordered). */
