@@ -1,6 +1,6 @@
 import type { ListingDetails, ListingPrice } from '../../src/domain/listings/listing.ts'
 import { toIso } from '../../src/db/port.ts'
-import { type Column, fieldsOf, LISTING_FIELDS, readColumns, STATISTICAL_FIELDS, columnsWriter } from '../../src/domain/listings/fields.ts'
+import { type Column, columnsWriter, fieldsOf, LISTING_FIELDS, readColumns, STATISTICAL_FIELDS } from '../../src/domain/listings/fields.ts'
 import type { Tables } from '../engine/projection.ts'
 
 /**
@@ -47,6 +47,7 @@ export const listingsTable = (name: string) => {
   return `create table if not exists ${name} (\n    ${columns.map(definition).join(',\n    ')}\n  )`
 }
 
+/** The details columns of an event's details (a field the event lacks takes its `absent`). */
 export const detailsRow: (d: ListingDetails) => Record<string, unknown> = columnsWriter(DETAILS)
 
 /** The details a row of the listings table holds (the way back from detailsRow), its times as ISO strings. */
