@@ -68,20 +68,20 @@ export const LISTING_COLUMNS = {
 
 /** A row selected by LISTING_COLUMNS.record, its times as ISO strings and its decimals as numbers. */
 export function recordRow(row: Record<string, unknown>): ListingRow {
-  const decoded: ListingRow = { ...row }
+  const decoded: ListingRow = {}
   for (const c of RECORD_COLUMNS) {
     const value = row[c.name]
-    if (value === null || value === undefined || c.kind === 'value') continue
-    decoded[c.name] = c.kind === 'time' ? toIso(value) : Number(value)
+    decoded[c.name] = value === null || value === undefined || c.kind === 'value' ? value : c.kind === 'time' ? toIso(value) : Number(value)
   }
   return decoded
 }
 
-/** The record of a row `recordRow` decoded, without what depends on the time of the request (`perRequest`). */
+/** The record's fields that depend on the row only (not on the time of the request), in order. */
+const FROM_ROW = Object.entries(LISTING_RECORD as Record<string, RecordEntry>).filter(([, entry]) => !entry.perRequest)
+
+/** The record of a row `recordRow` decoded, without what depends on the time of the request. */
 export function recordOf(row: ListingRow): Record<string, unknown> {
   const record: Record<string, unknown> = {}
-  for (const [name, entry] of Object.entries(LISTING_RECORD as Record<string, RecordEntry>)) {
-    if (!entry.perRequest) record[name] = entry.from(row)
-  }
+  for (const [name, entry] of FROM_ROW) record[name] = entry.from(row)
   return record
 }

@@ -294,7 +294,7 @@ const shown = <S extends TSchema>(name: ListingFieldName, schema: S, repeated = 
   return {
     schema,
     columns: field.columns.map((c) => ({ name: c.name, sql: c.name, kind: kindOf(c.type) })),
-    from: (row) => readColumns([[name, field]], row)[name],
+    from: field.read ?? ((row) => row[field.columns[0]!.name]),
     repeated,
   }
 }
