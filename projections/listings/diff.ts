@@ -2,6 +2,7 @@ import type { Db } from '../../src/db/port.ts'
 import { toNumber } from '../../src/db/port.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
 import { LIST_LIMIT, type ProjectionDiff } from '../engine/diff.ts'
+import { LISTING_COLUMNS } from './search.ts'
 import { countryZoneFacts, type ListingsGeneration, zoneDetailAt, zonesAt } from './zone-statistics.ts'
 
 /**
@@ -66,8 +67,7 @@ export async function diffListings(
     progress(i + 1, COUNTRIES.length + 1)
   }
 
-  const publicFields = `listing_id, country, zone_no, operation, property_type, title, price_usd, price_local, currency, area_m2,
-    round(ppm2_usd, 2) as price_per_m2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at, listed_at, url`
+  const publicFields = LISTING_COLUMNS.compared
   const listed = await db.query<{ listing_id: string; a: Record<string, unknown> | null; b: Record<string, unknown> | null; total: unknown }>(
     `with a as (select ${publicFields} from ${live.tables.listings} where public),
           b as (select ${publicFields} from ${held.tables.listings} where public)

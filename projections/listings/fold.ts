@@ -1,5 +1,16 @@
 import type { ListingEvent } from '../../src/domain/listings/listing.ts'
-import { DETAIL_COLUMNS, detailsRow, EXACT_PPM2, input, type ListingsTables, PRICE_COLUMNS, priceRow, STATISTICAL } from './rows.ts'
+import {
+  DETAIL_COLUMNS,
+  DETAIL_NAMES,
+  detailsRow,
+  EXACT_PPM2,
+  input,
+  type ListingsTables,
+  PRICE_COLUMNS,
+  PRICE_NAMES,
+  priceRow,
+  STATISTICAL,
+} from './rows.ts'
 
 /**
  * Listings first seen in a batch, folded (foldListing): their final rows, every history interval
@@ -8,10 +19,8 @@ import { DETAIL_COLUMNS, detailsRow, EXACT_PPM2, input, type ListingsTables, PRI
  */
 const foldedStatementsFor = (t: ListingsTables) => ({
   listings: `with ${input(`listing_id text, at timestamptz, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}, verified_at timestamptz, status text`)}
-    insert into ${t.listings} (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type, title, area_m2,
-      bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, verified_at, status)
-    select listing_id, at, source, source_id, country, zone_no, operation, property_type, title, area_m2, bedrooms, bathrooms,
-      broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, verified_at, status from x`,
+    insert into ${t.listings} (listing_id, observed_at, source, source_id, ${DETAIL_NAMES}, ${PRICE_NAMES}, verified_at, status)
+    select listing_id, at, source, source_id, ${DETAIL_NAMES}, ${PRICE_NAMES}, verified_at, status from x`,
   history: `with ${input(`listing_id text, since_revision integer, country text, zone_no integer, operation text, source text,
     property_type text, bedrooms integer, listed_at timestamptz, price_usd numeric, area_m2 double precision, valid_from timestamptz,
     valid_to timestamptz`)}

@@ -2,14 +2,13 @@ import { listingsProjection } from './projection.ts'
 import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
 import { generationTables } from '../engine/generations.ts'
 import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
-import { type Db, type Row, toIso, toNumber } from '../../src/db/port.ts'
+import { type Db, type Row, toNumber } from '../../src/db/port.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import { COUNTRIES, type Country, type Currency, CURRENCIES, OPERATIONS, type Operation, type PropertyType, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'
-import { zoneName, zoneSlug } from '../../src/domain/market/zone-name.ts'
+import { LISTING_RECORD, type RecordEntry } from '../../src/domain/listings/fields.ts'
 import { daysOnMarket, daysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
 import { ReadyBytes } from '../../src/shared/ready-bytes.ts'
 import { type ListingKey, ListingIndex } from './inventory-index.ts'
-import { LISTING_COLUMNS, type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from './search.ts'
+import { LISTING_COLUMNS, type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET, recordOf, recordRow } from './search.ts'
 
 /**
  * Full records kept in memory. The whole public inventory is loaded at start when it fits; beyond,
@@ -22,26 +21,8 @@ const MAX_READY_PAGES = 200
 /** A listing's record without what depends on the request time; `used` orders evictions. */
 type CachedListing = Omit<ListingRecord, 'days_on_market'> & { listedMs: number; used: number }
 
-type RecordRow = Row & {
-  listing_id: string
-  country: Country
-  zone_no: number
-  operation: Operation
-  property_type: PropertyType
-  title: string
-  price_usd: string
-  price_local: number
-  currency: Currency
-  area_m2: number
-  ppm2_usd: string
-  bedrooms: number
-  bathrooms: number
-  broker_id: string
-  broker_name: string
-  verified_at: unknown
-  listed_at: unknown
-  url: string | null
-}
+/** A row of LISTING_COLUMNS.record. */
+type RecordRow = Row & { listing_id: string }
 type KeyRow = Row & {
   listing_id: string
   country: string
@@ -92,75 +73,34 @@ const keyOf = (row: KeyRow): ListingKey => ({
 })
 
 /**
- * The one copy of each vocabulary word and zone name: every row read brings its own copy of these
- * strings, and at 50,000 cached records (and more waiting for their query under a miss-heavy load)
- * six strings and an object per record add up.
+ * One copy of each value the record fields marked `repeated` take (vocabulary words, zone names,
+ * brokers): every row read brings its own copy, and at 50,000 cached records (and more waiting for
+ * their query under a miss-heavy load) six strings and an object per record add up. A broker is
+ * one object per id and name (a few per market).
  */
-const WORDS = new Map<string, string>([...COUNTRIES, ...OPERATIONS, ...PROPERTY_TYPES, ...CURRENCIES].map((word) => [word, word]))
-const word = <T extends string>(text: T): T => (WORDS.get(text) as T | undefined) ?? text
-const ZONES = new Map<number, { zone: string; slug: string }>()
-function zoneNamesOf(zoneNo: number): { zone: string; slug: string } {
-  let names = ZONES.get(zoneNo)
-  if (!names) ZONES.set(zoneNo, (names = { zone: zoneName(zoneNo), slug: zoneSlug(zoneNo) }))
-  return names
+const REPEATED = Object.entries(LISTING_RECORD as Record<string, RecordEntry>).flatMap(([name, entry]) => (entry.repeated ? [name] : []))
+const KEPT = new Map<string, unknown>()
+function kept(value: unknown): unknown {
+  const key = typeof value === 'string' ? value : JSON.stringify(value)
+  const copy = KEPT.get(key)
+  if (copy !== undefined) return copy
+  KEPT.set(key, value)
+  return value
 }
 
-/** One broker object per broker (a few per market), replaced when its name changes. */
-const BROKERS = new Map<string, { id: string; name: string }>()
-function brokerOf(id: string, name: string): { id: string; name: string } {
-  let broker = BROKERS.get(id)
-  if (broker?.name !== name) BROKERS.set(id, (broker = { id, name }))
-  return broker
+const cachedOf = (row: RecordRow): CachedListing => {
+  const record = recordOf(recordRow(row))
+  for (const name of REPEATED) record[name] = kept(record[name])
+  return { ...(record as Omit<ListingRecord, 'days_on_market'>), listedMs: Date.parse(record.listed_at as string), used: 0 }
 }
 
-const cachedOf = (r: RecordRow): CachedListing => {
-  const listedAt = toIso(r.listed_at)
-  const names = zoneNamesOf(r.zone_no)
-  return {
-    id: r.listing_id,
-    country: word(r.country),
-    zone: names.zone,
-    zone_slug: names.slug,
-    operation: word(r.operation),
-    property_type: word(r.property_type),
-    title: r.title,
-    price_usd: Number(r.price_usd),
-    price_local: r.price_local,
-    currency: word(r.currency),
-    area_m2: r.area_m2,
-    price_per_m2_usd: Number(r.ppm2_usd),
-    bedrooms: r.bedrooms,
-    bathrooms: r.bathrooms,
-    broker: brokerOf(r.broker_id, r.broker_name),
-    verified_at: toIso(r.verified_at),
-    listed_at: listedAt,
-    listedMs: Date.parse(listedAt),
-    url: r.url,
-    used: 0,
-  }
+const RECORD_NAMES = Object.keys(LISTING_RECORD) as (keyof ListingRecord)[]
+/** The record as served at `nowMs`, its fields in the declared order. */
+const recordAt = (c: CachedListing, nowMs: number): ListingRecord => {
+  const record: Record<string, unknown> = {}
+  for (const name of RECORD_NAMES) record[name] = name === 'days_on_market' ? daysOnMarket(nowMs, c.listedMs) : c[name]
+  return record as ListingRecord
 }
-
-const recordAt = (c: CachedListing, nowMs: number): ListingRecord => ({
-  id: c.id,
-  country: c.country,
-  zone: c.zone,
-  zone_slug: c.zone_slug,
-  operation: c.operation,
-  property_type: c.property_type,
-  title: c.title,
-  price_usd: c.price_usd,
-  price_local: c.price_local,
-  currency: c.currency,
-  area_m2: c.area_m2,
-  price_per_m2_usd: c.price_per_m2_usd,
-  bedrooms: c.bedrooms,
-  bathrooms: c.bathrooms,
-  broker: c.broker,
-  verified_at: c.verified_at,
-  listed_at: c.listed_at,
-  days_on_market: daysOnMarket(nowMs, c.listedMs),
-  url: c.url,
-})
 
 export type InventoryOptions = { recordCapacity?: number; onError?: (error: unknown) => void }
 

@@ -2,7 +2,20 @@ import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { isListingEvent, LISTING_CATEGORY, type ListingEvent, type ListingEventType } from '../../src/domain/listings/listing.ts'
 import { type Projection, type RowChange, sql } from '../engine/projection.ts'
 import { foldedStatements, foldListing } from './fold.ts'
-import { DETAIL_COLUMNS, detailsRow, EXACT_PPM2, input, type ListingsTables, PRICE_COLUMNS, priceRow, STATISTICAL } from './rows.ts'
+import {
+  DETAIL_COLUMNS,
+  DETAIL_NAMES,
+  DETAIL_UPDATE,
+  detailsRow,
+  input,
+  listingsTable,
+  type ListingsTables,
+  PRICE_COLUMNS,
+  PRICE_NAMES,
+  PRICE_UPDATE,
+  priceRow,
+  STATISTICAL,
+} from './rows.ts'
 
 /**
  * The market read model, from listing events only (event times, never the clock):
@@ -35,32 +48,7 @@ const publicIndex = (t: ListingsTables, name: string, columns: string) =>
   `create index if not exists ${t.listings}_${name} on ${t.listings} (${columns}) where public`
 
 const schema = (t: ListingsTables) => [
-  `create table if not exists ${t.listings} (
-    listing_id text primary key,
-    source text not null,
-    source_id text not null,
-    country text not null,
-    zone_no integer not null,
-    operation text not null,
-    property_type text not null,
-    title text not null,
-    area_m2 double precision not null,
-    bedrooms integer not null,
-    bathrooms double precision not null,
-    broker_id text,
-    broker_name text,
-    url text,
-    listed_at timestamptz not null,
-    price_local double precision not null,
-    currency text not null,
-    fx_rate double precision not null,
-    price_usd numeric(16, 2) not null,
-    ppm2_usd numeric generated always as (${EXACT_PPM2}) stored,
-    verified_at timestamptz,
-    status text not null,
-    public boolean generated always as (status = 'active' and source = 'broker' and verified_at is not null) stored,
-    observed_at timestamptz not null
-  )`,
+  listingsTable(t.listings),
   `create table if not exists ${t.history} (
     listing_id text not null,
     since_revision integer not null,
@@ -137,24 +125,20 @@ const updateListing = (t: ListingsTables, set: string) =>
 const statementsFor = (t: ListingsTables): Record<ListingEventType, string> => ({
   ListingIngested: `with ${input(`listing_id text, at timestamptz, revision integer, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}`)},
     listing as (
-      insert into ${t.listings} as l (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type,
-        title, area_m2, bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, status)
-      select listing_id, at, source, source_id, country, zone_no, operation, property_type, title, area_m2, bedrooms, bathrooms,
-        broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd, 'active' from x
+      insert into ${t.listings} as l (listing_id, observed_at, source, source_id, ${DETAIL_NAMES}, ${PRICE_NAMES}, status)
+      select listing_id, at, source, source_id, ${DETAIL_NAMES}, ${PRICE_NAMES}, 'active' from x
       ${RETURNING}
     ), ${openInterval(t)}
     ${touchZones(t, 'listing')}`,
   // A change of a statistical field (`reopen`) closes the listing's interval and opens a new one.
   ListingDetailsChanged: `with ${input(`listing_id text, at timestamptz, revision integer, reopen boolean, ${DETAIL_COLUMNS}`)},
     previous as (select l.listing_id, l.country, l.zone_no from ${t.listings} l join x using (listing_id)),
-    ${updateListing(t, `country = x.country, zone_no = x.zone_no, operation = x.operation, property_type = x.property_type,
-      title = x.title, area_m2 = x.area_m2, bedrooms = x.bedrooms, bathrooms = x.bathrooms, broker_id = x.broker_id,
-      broker_name = x.broker_name, url = x.url, listed_at = x.listed_at`)},
+    ${updateListing(t, DETAIL_UPDATE)},
     ${closeInterval(t, 'x.reopen')}, ${openInterval(t, 'x.reopen')},
     zones as (select listing_id, country, zone_no from previous union select listing_id, country, zone_no from listing)
     ${touchZones(t, 'zones')}`,
   ListingPriceChanged: `with ${input(`listing_id text, at timestamptz, revision integer, ${PRICE_COLUMNS}`)},
-    ${updateListing(t, 'price_local = x.price_local, currency = x.currency, fx_rate = x.fx_rate, price_usd = x.price_usd')},
+    ${updateListing(t, PRICE_UPDATE)},
     ${closeInterval(t)}, ${openInterval(t)}
     ${touchZones(t, 'listing')}`,
   ListingVerified: `with ${input('listing_id text, at timestamptz, verified_at timestamptz')},

@@ -1,6 +1,6 @@
 import type { ListingDetails, ListingPrice } from '../../src/domain/listings/listing.ts'
-import { usdText } from '../../src/domain/market/fx.ts'
-import { zoneNumberOfName } from '../../src/domain/market/zone-name.ts'
+import { toIso } from '../../src/db/port.ts'
+import { type Column, columnsWriter, fieldsOf, LISTING_FIELDS, readColumns, STATISTICAL_FIELDS } from '../../src/domain/listings/fields.ts'
 import type { Tables } from '../engine/projection.ts'
 
 /**
@@ -10,20 +10,10 @@ import type { Tables } from '../engine/projection.ts'
  */
 export type ListingsTables = Tables<'listings' | 'history' | 'zones' | 'touches'>
 
-/**
- * Exact price per m² of a listing: the USD price (whole cents) over the area, in decimal with 30
- * places (correctly rounded there), far below any cent a median could be published with.
- */
-export const EXACT_PPM2 = 'price_usd::numeric(46, 30) / area_m2::numeric'
+export { EXACT_PPM2 } from '../../src/domain/listings/fields.ts'
 
 /** Fields of a listing that zone statistics depend on: changing one closes its history interval. */
-export const STATISTICAL: readonly (keyof ListingDetails)[] = ['country', 'zone', 'operation', 'property_type', 'bedrooms', 'area_m2', 'listed_at']
-
-const zoneNo = (zone: string): number => {
-  const n = zoneNumberOfName(zone)
-  if (n === null) throw new Error(`listing event with malformed zone ${JSON.stringify(zone)}`)
-  return n
-}
+export const STATISTICAL: readonly (keyof ListingDetails)[] = STATISTICAL_FIELDS as (keyof ListingDetails)[]
 
 /**
  * Row changes are multi-row statements: each takes one parameter, a JSON array with one object per
@@ -32,28 +22,41 @@ const zoneNo = (zone: string): number => {
  */
 // `json`, not `jsonb`: the text is read once, where jsonb first builds a binary copy (about three times the work for a batch).
 export const input = (columns: string) => `x as (select * from json_to_recordset($1::text::json) as x(${columns}))`
-export const DETAIL_COLUMNS = `country text, zone_no integer, operation text, property_type text, title text, area_m2 double precision,
-  bedrooms integer, bathrooms double precision, broker_id text, broker_name text, url text, listed_at timestamptz`
-export const PRICE_COLUMNS = 'price_local double precision, currency text, fx_rate double precision, price_usd numeric'
-export const detailsRow = (d: ListingDetails) => ({
-  country: d.country,
-  zone_no: zoneNo(d.zone),
-  operation: d.operation,
-  property_type: d.property_type,
-  title: d.title,
-  area_m2: d.area_m2,
-  bedrooms: d.bedrooms,
-  bathrooms: d.bathrooms,
-  broker_id: d.broker?.id ?? null,
-  broker_name: d.broker?.name ?? null,
-  url: d.url,
-  listed_at: d.listed_at,
-})
+const DETAILS = fieldsOf('details')
+const PRICE = fieldsOf('price')
+const columnsOf = (fields: typeof DETAILS): Column[] => fields.flatMap(([, field]) => field.columns.filter((c) => !c.generated))
+
+/** A column as `x` reads it from JSON: its type without precision (a numeric(16, 2) arrives as any numeric). */
+const typed = (columns: readonly Column[]) => columns.map((c) => `${c.name} ${c.type.replace(/\(.*\)/, '')}`).join(', ')
+/** The columns of the details and of the price as `input` reads them, and their names as statements list them. */
+export const DETAIL_COLUMNS = typed(columnsOf(DETAILS))
+export const PRICE_COLUMNS = typed(columnsOf(PRICE))
+const DETAIL_LIST = columnsOf(DETAILS).map((c) => c.name)
+export const DETAIL_NAMES = DETAIL_LIST.join(', ')
+/** `column = x.column` for every details column: an update to the details of `x`. */
+export const DETAIL_UPDATE = DETAIL_LIST.map((name) => `${name} = x.${name}`).join(', ')
+const PRICE_LIST = columnsOf(PRICE).map((c) => c.name)
+export const PRICE_NAMES = PRICE_LIST.join(', ')
+export const PRICE_UPDATE = PRICE_LIST.map((name) => `${name} = x.${name}`).join(', ')
+
+/** The listings table, column for column from the fields' declaration (one column a line: the read-model-tables test reads it so). */
+export const listingsTable = (name: string) => {
+  const columns = Object.values(LISTING_FIELDS).flatMap((field) => field.columns as readonly Column[])
+  const definition = (c: Column) =>
+    `${c.name} ${c.type}${c.primary ? ' primary key' : c.generated ? ` generated always as (${c.generated}) stored` : c.nullable ? '' : ' not null'}`
+  return `create table if not exists ${name} (\n    ${columns.map(definition).join(',\n    ')}\n  )`
+}
+
+/** The details columns of an event's details (a field the event lacks takes its `absent`). */
+export const detailsRow: (d: ListingDetails) => Record<string, unknown> = columnsWriter(DETAILS)
+
+/** The details a row of the listings table holds (the way back from detailsRow), its times as ISO strings. */
+export function detailsOfRow(row: Record<string, unknown>): Required<ListingDetails> {
+  const decoded = { ...row }
+  for (const c of columnsOf(DETAILS)) if (c.type === 'timestamptz' && decoded[c.name] != null) decoded[c.name] = toIso(decoded[c.name])
+  return readColumns(DETAILS, decoded) as Required<ListingDetails>
+}
 
 /** A price as recorded, and in USD recomputed exactly from it (the event's own `price_usd` is not read). */
-export const priceRow = (p: ListingPrice) => ({
-  price_local: p.price_local,
-  currency: p.currency,
-  fx_rate: p.fx_rate,
-  price_usd: usdText(p.price_local, p.fx_rate),
-})
+export const priceRow: (p: ListingPrice) => Record<string, unknown> = columnsWriter(PRICE)
+

@@ -1,5 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Country, Currency, Operation, PropertyType } from '../../src/domain/market/vocabulary.ts'
+import { toIso } from '../../src/db/port.ts'
+import { LISTING_RECORD, type ListingRow, type RecordColumn, type RecordEntry, recordProperties } from '../../src/domain/listings/fields.ts'
+import { Country, Operation, PropertyType } from '../../src/domain/market/vocabulary.ts'
 
 /** What GET /listings asks the inventory and what it answers: the verified broker inventory (active, verified, broker-sourced listings only). */
 
@@ -23,27 +25,8 @@ export const ListingSearch = Type.Object({
 })
 export type ListingSearch = Static<typeof ListingSearch>
 
-export const ListingRecord = Type.Object({
-  id: Type.String(),
-  country: Country,
-  zone: Type.String(),
-  zone_slug: Type.String(),
-  operation: Operation,
-  property_type: PropertyType,
-  title: Type.String(),
-  price_usd: Type.Number(),
-  price_local: Type.Number(),
-  currency: Currency,
-  area_m2: Type.Number(),
-  price_per_m2_usd: Type.Number(),
-  bedrooms: Type.Integer(),
-  bathrooms: Type.Number(),
-  broker: Type.Object({ id: Type.String(), name: Type.String() }),
-  verified_at: Type.String(),
-  listed_at: Type.String(),
-  days_on_market: Type.Integer(),
-  url: Type.Union([Type.String(), Type.Null()]),
-})
+/** A listing as /listings shows it: its fields and their order are declared in src/domain/listings/fields.ts (LISTING_RECORD). */
+export const ListingRecord = Type.Object(recordProperties())
 export type ListingRecord = Static<typeof ListingRecord>
 
 export const ListingsResponse = Type.Object({
@@ -57,14 +40,21 @@ export const ListingsResponse = Type.Object({
 })
 export type ListingsResponse = Static<typeof ListingsResponse>
 
+/** The columns a record is read from, each once, in the record's order. */
+const RECORD_COLUMNS: RecordColumn[] = [
+  ...new Map(Object.values(LISTING_RECORD as Record<string, RecordEntry>).flatMap((entry) => entry.columns.map((c) => [c.name, c] as const))).values(),
+]
+const selected = (c: RecordColumn, sql: string) => (sql === c.name ? c.name : `${sql} as ${c.name}`)
+
 /**
- * The listings table as SQL over it names a search: the columns of a record (price per m² rounded
- * once, half away from zero, from the exact quotient) and of each filter and order. For searches
- * written in SQL (the reference the in-memory inventory is checked against).
+ * The listings table as SQL over it names a search: the columns of a record (exact decimals as
+ * text, read back by `recordRow`) and of each filter and order. For searches written in SQL (the
+ * reference the in-memory inventory is checked against).
  */
 export const LISTING_COLUMNS = {
-  record: `listing_id, country, zone_no, operation, property_type, title, price_usd::text as price_usd, price_local,
-  currency, area_m2, round(ppm2_usd, 2)::text as ppm2_usd, bedrooms, bathrooms, broker_id, broker_name, verified_at, listed_at, url`,
+  record: RECORD_COLUMNS.map((c) => selected(c, c.kind === 'decimal' ? `${c.sql}::text` : c.sql)).join(', '),
+  /** The same columns with their SQL values (decimals as numbers), to compare two tables' records. */
+  compared: RECORD_COLUMNS.map((c) => selected(c, c.sql)).join(', '),
   /** Active, verified and broker-sourced: what /listings may show. */
   isPublic: 'public',
   id: 'listing_id',
@@ -75,3 +65,23 @@ export const LISTING_COLUMNS = {
   price: 'price_usd',
   listedAt: 'listed_at',
 } as const
+
+/** A row selected by LISTING_COLUMNS.record, its times as ISO strings and its decimals as numbers. */
+export function recordRow(row: Record<string, unknown>): ListingRow {
+  const decoded: ListingRow = {}
+  for (const c of RECORD_COLUMNS) {
+    const value = row[c.name]
+    decoded[c.name] = value === null || value === undefined || c.kind === 'value' ? value : c.kind === 'time' ? toIso(value) : Number(value)
+  }
+  return decoded
+}
+
+/** The record's fields that depend on the row only (not on the time of the request), in order. */
+const FROM_ROW = Object.entries(LISTING_RECORD as Record<string, RecordEntry>).filter(([, entry]) => !entry.perRequest)
+
+/** The record of a row `recordRow` decoded, without what depends on the time of the request. */
+export function recordOf(row: ListingRow): Record<string, unknown> {
+  const record: Record<string, unknown> = {}
+  for (const [name, entry] of FROM_ROW) record[name] = entry.from(row)
+  return record
+}

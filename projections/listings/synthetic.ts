@@ -18,8 +18,10 @@ import type { Db } from '../../src/db/port.ts'
 import { toNumber } from '../../src/db/port.ts'
 import { BROKER_NAMES, KINDS, MARKETS } from '../../src/domain/demo/market.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
-import type { Country, Currency, Operation, PropertyType, Source } from '../../src/domain/market/vocabulary.ts'
+import type { ListingDetails } from '../../src/domain/listings/listing.ts'
+import type { Country, Currency, PropertyType, Source } from '../../src/domain/market/vocabulary.ts'
 import { type ListingsTables, listingsProjection } from './projection.ts'
+import { DETAIL_NAMES, detailsOfRow } from './rows.ts'
 
 /** The market's end of history: fixed, so that every run loads the same rows. */
 export const MARKET_END = '2026-11-01T00:00:00Z'
@@ -173,11 +175,9 @@ const usd = (local: string) => `round((${local})::numeric / fx_rate::numeric, 2)
 const loadChunk = (t: ListingsTables) => `
   with ${GENERATE},
   listings as (
-    insert into ${t.listings} (listing_id, observed_at, source, source_id, country, zone_no, operation, property_type, title,
-      area_m2, bedrooms, bathrooms, broker_id, broker_name, url, listed_at, price_local, currency, fx_rate, price_usd,
+    insert into ${t.listings} (listing_id, observed_at, source, source_id, ${DETAIL_NAMES}, price_local, currency, fx_rate, price_usd,
       verified_at, status)
-    select listing_id, observed_at, source, source_id, country, zone_no, operation, property_type, title,
-           area_m2, bedrooms, bathrooms, broker_id, broker_name, url, listed_at,
+    select listing_id, observed_at, source, source_id, ${DETAIL_NAMES},
            case when t_p2 is not null then p2 when t_p1 is not null then p1 else p0 end, currency, fx_rate,
            ${usd('case when t_p2 is not null then p2 when t_p1 is not null then p1 else p0 end')},
            verified_at, case when t_del is null then 'active' else 'delisted' end
@@ -280,19 +280,9 @@ export async function loadSyntheticListings(db: Db, t: ListingsTables, count: nu
 export type SyntheticListing = {
   source: Source
   source_id: string
-  country: Country
-  zone_no: number
-  operation: Operation
-  property_type: PropertyType
-  title: string
-  area_m2: number
-  bedrooms: number
-  bathrooms: number
-  broker_id: string | null
-  broker_name: string | null
-  url: string
+  /** Its details as the listings table holds them, read back (zone name, broker, listing time). */
+  details: Required<ListingDetails>
   currency: Currency
-  listed_at: unknown
   verified_at: unknown
   t_seen: unknown
   t_ver: unknown
@@ -305,8 +295,14 @@ export type SyntheticListing = {
 }
 
 /** The generated listings from $from ≤ n < $to, in order: to tell their story as feed lines. */
-export const syntheticListings = (db: Db, from: number, to: number) =>
-  db.query<SyntheticListing & Record<string, unknown>>(`with ${GENERATE} select * from listing order by n`, [from, to, MARKET_END])
+export async function syntheticListings(db: Db, from: number, to: number): Promise<SyntheticListing[]> {
+  const rows = await db.query<Omit<SyntheticListing, 'details'> & Record<string, unknown>>(`with ${GENERATE} select * from listing order by n`, [
+    from,
+    to,
+    MARKET_END,
+  ])
+  return rows.map((row) => ({ ...row, details: detailsOfRow(row) }))
+}
 
 /** Listings in the tables `t` (0 when they do not exist yet). */
 export async function listingCount(db: Db, t: ListingsTables): Promise<number> {

@@ -34,7 +34,7 @@ type ListingRow = Row & {
   price_local: number
   currency: Currency
   area_m2: number
-  ppm2_usd: string
+  price_per_m2_usd: string
   bedrooms: number
   bathrooms: number
   broker_id: string
@@ -86,7 +86,7 @@ export async function sqlListingSearch(db: Db, search: ListingSearch, now: Date)
       price_local: r.price_local,
       currency: r.currency,
       area_m2: r.area_m2,
-      price_per_m2_usd: Number(r.ppm2_usd),
+      price_per_m2_usd: Number(r.price_per_m2_usd),
       bedrooms: r.bedrooms,
       bathrooms: r.bathrooms,
       broker: { id: r.broker_id, name: r.broker_name },

@@ -1,87 +1,21 @@
 import { type Static, Type } from '@sinclair/typebox'
 import type { FieldError } from '../../shared/errors.ts'
 import { fieldErrors, isValid } from '../../shared/validate.ts'
-import {
-  COUNTRIES,
-  COUNTRY_CURRENCIES,
-  CURRENCIES,
-  Country,
-  Currency,
-  OPERATIONS,
-  Operation,
-  PROPERTY_TYPES,
-  PropertyType,
-  SOURCES,
-  Source,
-} from '../market/vocabulary.ts'
+import { COUNTRY_CURRENCIES } from '../market/vocabulary.ts'
+import { FEED_ABSENT, FEED_HINTS, feedProperties } from './fields.ts'
 
-/** ISO 8601: a calendar date (midnight UTC) or a date-time with an explicit offset. */
-const ISO_TIME = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2}))?$'
-const IsoTime = Type.String({ pattern: ISO_TIME, description: 'ISO 8601 time with offset, or a date' })
-/** `Zona N`, N from 1 to 999999. */
-const FEED_ZONE = '^Zona [1-9][0-9]{0,5}$'
-const Status = Type.Union([Type.Literal('active'), Type.Literal('delisted')])
-const STATUSES = Status.anyOf.map((member) => member.const)
+export { Broker } from './fields.ts'
 
-export const Broker = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 100 }), name: Type.String({ minLength: 1, maxLength: 200 }) },
-  { additionalProperties: false },
-)
-export type Broker = Static<typeof Broker>
-
-/** One line of a listings feed, as written by a broker export or a scraper (docs/feed-format.md). */
-export const FeedLine = Type.Object(
-  {
-    source: Source,
-    source_id: Type.String({ minLength: 1, maxLength: 200 }),
-    country: Country,
-    zone: Type.String({ pattern: FEED_ZONE }),
-    operation: Operation,
-    property_type: PropertyType,
-    price: Type.Number({ exclusiveMinimum: 0, maximum: 1e13 }),
-    currency: Currency,
-    area_m2: Type.Number({ exclusiveMinimum: 0, maximum: 1e8 }),
-    bedrooms: Type.Integer({ minimum: 0, maximum: 100 }),
-    bathrooms: Type.Number({ minimum: 0, maximum: 100 }),
-    title: Type.String({ minLength: 1, maxLength: 300 }),
-    broker: Type.Optional(Type.Union([Broker, Type.Null()])),
-    url: Type.Optional(Type.Union([Type.String({ pattern: '^https?://\\S+$', maxLength: 2000 }), Type.Null()])),
-    listed_at: IsoTime,
-    verified_at: Type.Optional(Type.Union([IsoTime, Type.Null()])),
-    status: Status,
-    observed_at: Type.Optional(IsoTime),
-  },
-  { additionalProperties: false },
-)
+/** One line of a listings feed, as written by a broker export or a scraper (docs/feed-format.md); its fields are declared in fields.ts. */
+export const FeedLine = Type.Object(feedProperties(), { additionalProperties: false })
 export type FeedLine = Static<typeof FeedLine>
 
 /** A validated feed line: times normalised to UTC ISO strings, absent optionals made explicit. */
-export type FeedRecord = Omit<FeedLine, 'broker' | 'url' | 'verified_at' | 'observed_at'> & {
-  broker: Broker | null
-  url: string | null
-  verified_at: string | null
-  observed_at: string
-}
+export type FeedRecord = { [K in keyof FeedLine]-?: Exclude<FeedLine[K], undefined> }
 
 export type FeedLineResult =
   | { ok: true; record: FeedRecord }
   | { ok: false; line: number; reason: string; details: FieldError[] }
-
-/** Messages a person can act on, for the fields whose generic schema message would not say what is allowed. */
-const FRIENDLY: Record<string, string> = {
-  source: `must be one of ${SOURCES.join(', ')}`,
-  country: `must be one of ${COUNTRIES.join(', ')}`,
-  zone: 'must be "Zona N" with N from 1 to 999999',
-  operation: `must be one of ${OPERATIONS.join(', ')}`,
-  property_type: `must be one of ${PROPERTY_TYPES.join(', ')}`,
-  currency: `must be one of ${CURRENCIES.join(', ')}`,
-  status: `must be one of ${STATUSES.join(', ')}`,
-  listed_at: 'must be an ISO 8601 time with offset (e.g. 2026-03-01T12:00:00Z) or a date',
-  verified_at: 'must be null or an ISO 8601 time with offset (e.g. 2026-03-01T12:00:00Z) or a date',
-  observed_at: 'must be an ISO 8601 time with offset (e.g. 2026-03-01T12:00:00Z) or a date',
-  url: 'must be null or an http(s) URL',
-  broker: 'must be null or {"id": "...", "name": "..."}',
-}
 
 const rejected = (line: number, details: FieldError[]): FeedLineResult => ({
   ok: false,
@@ -131,7 +65,7 @@ export function parseFeedLine(text: string, lineNo: number, now: Date): FeedLine
       const top = field.split('.')[0]!
       const known = top in FeedLine.properties
       if (!known) return { field, message: 'is not a feed field' }
-      return { field, message: (field === top || top === 'broker') && FRIENDLY[top] ? FRIENDLY[top] : message }
+      return { field, message: (field === top || top === 'broker') && FEED_HINTS[top] ? FEED_HINTS[top] : message }
     })
     return rejected(lineNo, details)
   }
@@ -168,15 +102,11 @@ function checkRecord(line: FeedLine, lineNo: number, now: Date): FeedLineResult 
   if (problems.length > 0) return rejected(lineNo, problems)
 
   const iso = (millis: number | null) => (millis === null ? null : new Date(millis).toISOString())
+  // A field the line leaves out takes the value fields.ts declares for it (`absent`).
+  const filled: Record<string, unknown> = { ...line }
+  for (const [name, value] of FEED_ABSENT) filled[name] ??= value
   return {
     ok: true,
-    record: {
-      ...line,
-      broker: line.broker ?? null,
-      url: line.url ?? null,
-      listed_at: iso(listed)!,
-      verified_at: iso(verified),
-      observed_at: iso(observed)!,
-    },
+    record: { ...filled, listed_at: iso(listed)!, verified_at: iso(verified), observed_at: iso(observed)! } as FeedRecord,
   }
 }

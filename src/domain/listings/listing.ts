@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
 import { type Static, Type } from '@sinclair/typebox'
 import { type FxTable, toUsd } from '../market/fx.ts'
-import { Country, Currency, Operation, PropertyType, Source } from '../market/vocabulary.ts'
+import { Currency, Source } from '../market/vocabulary.ts'
 import { derivedUuid } from '../../shared/derived-uuid.ts'
 import type { Decider } from '../decider.ts'
-import { Broker, type FeedRecord } from './feed.ts'
+import type { Broker, FeedRecord } from './feed.ts'
+import { groupProperties, withAbsent } from './fields.ts'
 
 /**
  * A listing is one property offer as one source publishes it, identified by (source, source_id).
@@ -15,26 +16,14 @@ import { Broker, type FeedRecord } from './feed.ts'
 const At = Type.String({ description: 'UTC ISO time' })
 const ListingId = Type.String({ pattern: '^lst_[0-9a-f]{24}$' })
 
-/** What describes the property; a change of any of these is a ListingDetailsChanged. */
-const DetailFields = {
-  country: Country,
-  zone: Type.String(),
-  operation: Operation,
-  property_type: PropertyType,
-  title: Type.String(),
-  area_m2: Type.Number(),
-  bedrooms: Type.Integer(),
-  bathrooms: Type.Number(),
-  broker: Type.Union([Broker, Type.Null()]),
-  url: Type.Union([Type.String(), Type.Null()]),
-  listed_at: At,
-}
+/** What describes the property (fields.ts, group details); a change of any of these is a ListingDetailsChanged. */
+const DetailFields = groupProperties('details')
 export const ListingDetails = Type.Object(DetailFields)
 export type ListingDetails = Static<typeof ListingDetails>
 export const DETAIL_FIELDS = Object.keys(DetailFields) as (keyof ListingDetails)[]
 
-/** The asking price as published, and in USD at the rate recorded with it. */
-const PriceFields = { price_local: Type.Number(), currency: Currency, fx_rate: Type.Number(), price_usd: Type.Number() }
+/** The asking price as published, and in USD at the rate recorded with it (fields.ts, group price). */
+const PriceFields = groupProperties('price')
 export const ListingPrice = Type.Object(PriceFields)
 export type ListingPrice = Static<typeof ListingPrice>
 
@@ -103,19 +92,11 @@ export const listingId = (source: string, sourceId: string) => `lst_${keyOf(sour
 export const listingStream = (source: string, sourceId: string) => `listing-${keyOf(source, sourceId)}`
 export const LISTING_CATEGORY = 'listing'
 
-const detailsOf = (r: FeedRecord): ListingDetails => ({
-  country: r.country,
-  zone: r.zone,
-  operation: r.operation,
-  property_type: r.property_type,
-  title: r.title,
-  area_m2: r.area_m2,
-  bedrooms: r.bedrooms,
-  bathrooms: r.bathrooms,
-  broker: r.broker ? { id: r.broker.id, name: r.broker.name } : null,
-  url: r.url,
-  listed_at: r.listed_at,
-})
+/** The details a feed line gives, in the order of the events (a broker copied: the line's object may carry more). */
+const detailsOf = (r: FeedRecord): ListingDetails => {
+  const details = Object.fromEntries(DETAIL_FIELDS.map((field) => [field, r[field]])) as ListingDetails
+  return withAbsent('details', { ...details, broker: r.broker ? { id: r.broker.id, name: r.broker.name } : null })
+}
 
 /** Field equality; a broker is compared by value (stored events come back with their keys reordered). */
 const sameValue = (a: unknown, b: unknown): boolean => {
@@ -190,7 +171,7 @@ export function evolveListing(listing: Listing, event: ListingEvent): Listing {
     return {
       status: 'active',
       id: listing_id,
-      details,
+      details: withAbsent('details', details),
       price: { price_local, currency, fx_rate, price_usd },
       verifiedAt: null,
       observedAt: observed_at,
@@ -201,7 +182,7 @@ export function evolveListing(listing: Listing, event: ListingEvent): Listing {
   switch (event.type) {
     case 'ListingDetailsChanged': {
       const { listing_id: _id, changed: _changed, observed_at: _at, ...details } = event.data
-      return { ...listing, details, observedAt }
+      return { ...listing, details: withAbsent('details', details), observedAt }
     }
     case 'ListingPriceChanged': {
       const { price_local, currency, fx_rate, price_usd } = event.data
