@@ -13,7 +13,7 @@ import { ZoneDetailResponse, ZoneHistoryResponse, ZonesResponse } from '../domai
 import { jsonBytes } from '../http/errors.ts'
 import { ReadyBytes } from '../shared/ready-bytes.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
-import { type CountryZoneFacts, zoneDetailAt, zoneFactsChangeAt, zonesAt } from '../../projections/listings/zone-statistics.ts'
+import { type CountryZoneFacts, zoneDetailAt, zoneFactsChangeAt, zonesAt } from '../domain/market/zone-statistics.ts'
 import { AsOfParameter, asOfProblems, instantAsked, type ZoneAnswers, zoneAsOf, zoneHistory, zonesAsOf } from './point-in-time.ts'
 
 /** Months of GET /zone/{slug}/history: 12 unless asked, at most 36. */
