@@ -218,7 +218,7 @@ async function prepare(db: Db, generation: LiveGeneration, previous: Prepared | 
     const clock = await marketClock(tx, t)
     for (const { country, zone_no } of await placesOf(tx, t, changes.listings)) touchZone(changes, country, zone_no)
     const changed = !before || clock !== before.clock || changes.countries.size > 0 || changes.zones.size > 0
-    const then = !changed ? null : clock === null ? new Map() : zonesThen(await listingsActiveAt(tx, t, thenOf(clock)))
+    const then = !changed ? null : clock === null ? new Map() : zonesThen(await listingsActiveAt(tx, t, thenOf(clock), 'then'))
     const countries = new Map<Country, PreparedCountry>()
     for (const country of COUNTRIES) {
       const kept = before?.countries.get(country)

@@ -2,7 +2,7 @@ import type { ListingsTables } from './projection.ts'
 import type { LiveGeneration } from '../engine/live-tables.ts'
 import type { Row, Sql } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
-import { ListingColumns } from '../../src/domain/market/listing-columns.ts'
+import { ListingColumns, type StatisticsListing } from '../../src/domain/market/listing-columns.ts'
 import type { Country } from '../../src/domain/market/vocabulary.ts'
 import {
   changeWindowStart,
@@ -34,33 +34,51 @@ export const micros = (column: string) => `(extract(epoch from ${column}) * 1000
 /** The listings selected, in columns, with the slots of each zone of each country. */
 export type SelectedListings = { columns: ListingColumns; zones: ReadonlyMap<string, ReadonlyMap<number, Int32Array>> }
 
-/** A listing's figures after its group's, as text: listing time, cents, exact price per m². */
-const FIELDS = `concat_ws(',', ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd)`
-const GROUP = 'country, zone_no, operation, source, property_type, bedrooms'
-type GroupRow = Row & { country: string; zone_no: number; operation: string; source: string; property_type: string; bedrooms: number; n: unknown; listings: string }
+/**
+ * What is read of each listing: everything (`now`), or what the side "then" of the 30-day change
+ * counts (`then`: the operation and the price per m²; half the text to build and decode at a million
+ * listings, and every preparation reads it again). Per reading: the columns rows are grouped by (fewer
+ * rows to decode), then a listing's fields after its group's, as text.
+ */
+const READINGS = {
+  now: { group: 'country, zone_no, operation, source, property_type, bedrooms', fields: `concat_ws(',', ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd)` },
+  then: { group: 'country, zone_no, operation', fields: 'ppm2_usd::text' },
+} as const
+type Reading = keyof typeof READINGS
+type GroupRow = Row & { country: string; zone_no: number; operation: string; source?: string; property_type?: string; bedrooms?: number; n: unknown; listings: string }
+
+/** A group's listing whose fields are overwritten per listing (a million listings, no million objects). */
+function listingOf(group: GroupRow): StatisticsListing {
+  // Read `then`, a listing's source, type and bedrooms are not selected: zoneThen does not read them.
+  return { operation: group.operation, source: group.source ?? 'broker', propertyType: group.property_type ?? '', bedrooms: toNumber(group.bedrooms ?? 0), listedMicros: 0, cents: 0, ppm2: '' }
+}
 
 /**
- * The listings of `from` (a table and its condition) in columns: rows grouped by what they share
- * (fewer rows to decode), ordered by country and zone so that each zone's slots follow each other.
+ * The listings of `from` (a table and its condition) in columns: rows grouped by what they share,
+ * ordered by country and zone so that each zone's slots follow each other.
  */
-async function selectListings(sql: Sql, from: string, params: readonly unknown[]): Promise<SelectedListings> {
-  const groups = await sql.query<GroupRow>(
-    `select ${GROUP}, count(*) as n, string_agg(${FIELDS}, ',') as listings from ${from} group by ${GROUP} order by country, zone_no`,
-    [...params],
-  )
+async function selectListings(sql: Sql, reading: Reading, from: string, params: readonly unknown[]): Promise<SelectedListings> {
+  const { group: by, fields } = READINGS[reading]
+  const groups = await sql.query<GroupRow>(`select ${by}, count(*) as n, string_agg(${fields}, ',') as listings from ${from} group by ${by} order by country, zone_no`, [...params])
   const columns = new ListingColumns(Math.max(1, groups.reduce((total, group) => total + toNumber(group.n), 0)))
   const zones = new Map<string, Map<number, Int32Array>>()
   let slot = 0
   let zoneStart = 0
   groups.forEach((group, i) => {
-    const fields = group.listings.split(',')
-    // One object per group, its per-listing fields overwritten (a million listings, no million objects).
-    const listing = { operation: group.operation, source: group.source, propertyType: group.property_type, bedrooms: toNumber(group.bedrooms), listedMicros: 0, cents: 0, ppm2: '' }
-    for (let f = 0; f + 2 < fields.length; f += 3) {
-      listing.listedMicros = Number(fields[f])
-      listing.cents = Number(fields[f + 1])
-      listing.ppm2 = fields[f + 2]!
-      columns.set(slot++, listing)
+    const values = group.listings.split(',')
+    const listing = listingOf(group)
+    if (reading === 'then') {
+      for (const ppm2 of values) {
+        listing.ppm2 = ppm2
+        columns.set(slot++, listing)
+      }
+    } else {
+      for (let f = 0; f + 2 < values.length; f += 3) {
+        listing.listedMicros = Number(values[f])
+        listing.cents = Number(values[f + 1])
+        listing.ppm2 = values[f + 2]!
+        columns.set(slot++, listing)
+      }
     }
     const next = groups[i + 1]
     if (next && next.country === group.country && toNumber(next.zone_no) === toNumber(group.zone_no)) return
@@ -75,16 +93,20 @@ async function selectListings(sql: Sql, from: string, params: readonly unknown[]
 /** The active listings of `country` now (only of `zones` when given). */
 export function activeListings(sql: Sql, t: ListingsTables, country: Country, zones?: readonly number[]): Promise<SelectedListings> {
   const zoneFilter = zones ? 'and zone_no = any($2::int[])' : ''
-  return selectListings(sql, `${t.listings} where country = $1 and status = 'active' ${zoneFilter}`, zones ? [country, zones] : [country])
+  return selectListings(sql, 'now', `${t.listings} where country = $1 and status = 'active' ${zoneFilter}`, zones ? [country, zones] : [country])
 }
 
-/** The listings active at the instant `at` (every event observed at or before it): the history intervals open then; of `country` and zone `zoneNo` when given. */
-export function listingsActiveAt(sql: Sql, t: ListingsTables, at: Date, country?: Country, zoneNo?: number): Promise<SelectedListings> {
+/**
+ * The listings active at the instant `at` (every event observed at or before it): the history
+ * intervals open then; of `country` and zone `zoneNo` when given; read for `reading`.
+ */
+export function listingsActiveAt(sql: Sql, t: ListingsTables, at: Date, reading: Reading, country?: Country, zoneNo?: number): Promise<SelectedListings> {
   const params: unknown[] = [at.toISOString()]
   const countryFilter = country === undefined ? '' : `and country = $${params.push(country)}`
   const zoneFilter = zoneNo === undefined ? '' : `and zone_no = $${params.push(zoneNo)}`
   return selectListings(
     sql,
+    reading,
     `${t.history} where valid_from <= $1::timestamptz and (valid_to is null or valid_to > $1::timestamptz) ${countryFilter} ${zoneFilter}`,
     params,
   )
@@ -97,7 +119,7 @@ export function zonesNow(selected: SelectedListings, country: Country, figures: 
   return now
 }
 
-/** Per country and zone, the 30-day comparison's side "then" (`zoneThen`) of the selected listings. */
+/** Per country and zone, the 30-day comparison's side "then" (`zoneThen`) of the listings selected (read `then`). */
 export function zonesThen(selected: SelectedListings): Map<string, Map<number, ZoneThen>> {
   const then = new Map<string, Map<number, ZoneThen>>()
   for (const [country, zones] of selected.zones) {
@@ -150,14 +172,14 @@ export async function countryZoneFactsAt(
     zoneNo === undefined ? [country, at.toISOString()] : [country, at.toISOString(), zoneNo],
   )
   const seen = rows.map((row) => ({ zoneNo: toNumber(row.zone_no), updatedAt: toIso(row.updated_at) }))
-  const now = zonesNow(await listingsActiveAt(sql, t, at, country, zoneNo), country, figures)
-  const then = figures === 'history' ? new Map() : zonesThen(await listingsActiveAt(sql, t, thenOf(toIso(clock.clock)), country, zoneNo)).get(country)
+  const now = zonesNow(await listingsActiveAt(sql, t, at, 'now', country, zoneNo), country, figures)
+  const then = figures === 'history' ? new Map() : zonesThen(await listingsActiveAt(sql, t, thenOf(toIso(clock.clock)), 'then', country, zoneNo)).get(country)
   return zoneFactsOf(country, seen, now, then ?? new Map())
 }
 
 /** The statistics of every zone of `country` in the tables `t`, now. */
 export async function countryZoneFacts(sql: Sql, t: ListingsTables, country: Country): Promise<CountryZoneFacts> {
   const clock = await marketClock(sql, t)
-  const then = clock === null ? undefined : zonesThen(await listingsActiveAt(sql, t, thenOf(clock), country)).get(country)
+  const then = clock === null ? undefined : zonesThen(await listingsActiveAt(sql, t, thenOf(clock), 'then', country)).get(country)
   return zoneFactsOf(country, await zonesOf(sql, t, country), zonesNow(await activeListings(sql, t, country), country), then ?? new Map())
 }

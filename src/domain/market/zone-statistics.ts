@@ -133,8 +133,16 @@ export type CountryZoneFacts = ReadonlyMap<number, ZoneFacts>
 /** A zone seen, with the time (ISO) of its latest listing event. */
 export type ZoneSeen = { zoneNo: number; updatedAt: string }
 
-// No slot: the columns are never read.
-const EMPTY_NOW = zoneNow({} as ListingColumns, NONE, 'summary')
+const NO_SALE_FIGURES: SaleFigures = { n_active: 0, n_sale: 0, median_ppm2_usd: null, median_price_usd: null }
+/** A zone without active listings. */
+const EMPTY_NOW: ZoneNow = {
+  ...NO_SALE_FIGURES,
+  by_property_type: PROPERTY_TYPES.map(() => NO_SALE_FIGURES),
+  by_bedrooms: BEDROOM_GROUPS.map(() => NO_SALE_FIGURES),
+  by_operation: OPERATIONS.map(() => ({ n_active: 0, median_ppm2_usd: null, median_price_usd: null })),
+  sources: { broker: 0, scraped: 0 },
+  medianListedMs: null,
+}
 
 /**
  * The facts of the zones `seen` of `country`, from what their active listings say (`now`; a zone
