@@ -47,10 +47,6 @@ export class ListingColumns {
     this.low = new Float64Array(capacity)
   }
 
-  get capacity(): number {
-    return this.attrs.length
-  }
-
   /** Room for `size` slots at least (doubling). */
   grow(size: number): void {
     if (size <= this.attrs.length) return

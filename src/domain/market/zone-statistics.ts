@@ -2,7 +2,7 @@ import type { ListingColumns } from './listing-columns.ts'
 import { cents, divideRounded, sharesSummingToOne } from './rounding.ts'
 import { DAY_MS } from './statistics.ts'
 import { BEDROOM_GROUPS, type Country, type Operation, OPERATIONS, PROPERTY_TYPES, SOURCES, type Source } from './vocabulary.ts'
-import type { ZoneDetail, ZoneSummary } from './zone-figures.ts'
+import type { ZoneDetail, ZoneHistoryMonth, ZoneSummary } from './zone-figures.ts'
 import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from './zone-name.ts'
 
 /**
@@ -18,6 +18,8 @@ import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from './zo
 /** Sale listings: every sale median is over them alone (rents are monthly amounts). */
 export const SALE_OPERATION: Operation = 'Venta'
 const SALE = OPERATIONS.indexOf(SALE_OPERATION)
+/** The monthly history's rent medians are those of this operation's own listings. */
+const RENT_OPERATION: Operation = 'Renta'
 const BROKER = SOURCES.indexOf('broker')
 
 /** Fewer listings than this make a median `null`: one or two listings are not a market. */
@@ -267,5 +269,32 @@ export function zoneDetailAt(facts: CountryZoneFacts, slug: string, now: Date): 
     change_30d: zone.change_30d,
     source_mix: zone.source_mix,
     updated_at: zone.updated_at,
+  }
+}
+
+/** The last `months` calendar months (UTC) up to `at`'s, oldest first, each with the instant of its figures: its last millisecond, or `at` for `at`'s own month. */
+export function monthEnds(at: Date, months: number): { month: string; at: Date }[] {
+  const [year, month] = [at.getUTCFullYear(), at.getUTCMonth()]
+  return Array.from({ length: months }, (_, i) => {
+    const start = new Date(Date.UTC(year, month - (months - 1 - i), 1))
+    const next = Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)
+    return { month: start.toISOString().slice(0, 7), at: i === months - 1 ? at : new Date(next - 1) }
+  })
+}
+
+/** A month of GET /zone/{slug}/history from the zone's facts at `end.at` (computed `history`), undefined before its first listing event. */
+export function historyMonth(end: { month: string; at: Date }, facts: ZoneFacts | undefined): ZoneHistoryMonth {
+  const rents = facts?.by_operation.find((o) => o.operation === RENT_OPERATION)
+  return {
+    month: end.month,
+    at: end.at.toISOString(),
+    listed: facts !== undefined,
+    n_active: facts?.n_active ?? null,
+    n_sale: facts?.n_sale ?? null,
+    median_ppm2_usd: facts?.median_ppm2_usd ?? null,
+    median_price_usd: facts?.median_price_usd ?? null,
+    median_rent_usd: rents?.median_price_usd ?? null,
+    median_rent_ppm2_usd: rents?.median_ppm2_usd ?? null,
+    median_dom: facts ? medianDaysOnMarket(end.at.getTime(), facts.medianListedMs, facts.n_active) : null,
   }
 }
