@@ -19,7 +19,7 @@ import {
 /**
  * The rows the zone statistics are computed from, selected from a generation of the listings read
  * model: the zones seen, the market's clock, the active listings (now, or the history intervals
- * open at an instant). SQL only selects and counts nothing; every figure is computed by
+ * open at an instant). SQL only selects rows and counts nothing; every figure is computed by
  * src/domain/market/zone-statistics.ts. The API serves them prepared in memory (ready-zones.ts) or,
  * as of a past instant, from the history in memory (history-index.ts); this module answers the same
  * from SQL: before that history is loaded, for `audit answer`, `projections diff` and the tests.
@@ -45,7 +45,7 @@ const READINGS = {
   then: { group: 'country, zone_no, operation', fields: 'ppm2_usd::text' },
 } as const
 type Reading = keyof typeof READINGS
-type GroupRow = Row & { country: string; zone_no: number; operation: string; source?: string; property_type?: string; bedrooms?: number; n: unknown; listings: string }
+type GroupRow = Row & { country: string; zone_no: number; operation: string; source?: string; property_type?: string; bedrooms?: number; listings: string }
 
 /** A group's listing whose fields are overwritten per listing (a million listings, no million objects). */
 function listingOf(group: GroupRow): StatisticsListing {
@@ -59,13 +59,14 @@ function listingOf(group: GroupRow): StatisticsListing {
  */
 async function selectListings(sql: Sql, reading: Reading, from: string, params: readonly unknown[]): Promise<SelectedListings> {
   const { group: by, fields } = READINGS[reading]
-  const groups = await sql.query<GroupRow>(`select ${by}, count(*) as n, string_agg(${fields}, ',') as listings from ${from} group by ${by} order by country, zone_no`, [...params])
-  const columns = new ListingColumns(Math.max(1, groups.reduce((total, group) => total + toNumber(group.n), 0)))
+  const groups = await sql.query<GroupRow>(`select ${by}, string_agg(${fields}, ',') as listings from ${from} group by ${by} order by country, zone_no`, [...params])
+  const columns = new ListingColumns()
   const zones = new Map<string, Map<number, Int32Array>>()
   let slot = 0
   let zoneStart = 0
   groups.forEach((group, i) => {
     const values = group.listings.split(',')
+    columns.grow(slot + values.length / (reading === 'then' ? 1 : 3))
     const listing = listingOf(group)
     if (reading === 'then') {
       for (const ppm2 of values) {

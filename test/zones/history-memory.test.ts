@@ -12,8 +12,9 @@ import { databaseTargets } from '../support/databases.ts'
 import { aRecord, ANCHOR, type Market, openMarket } from '../support/market.ts'
 
 /**
- * Answers as of an instant come from the history held in memory (zone-history.ts); the SQL of
- * `countryZoneFactsAt` is the reference they must equal, figure for figure, also after the history
+ * Answers as of an instant come from the history held in memory (zone-history.ts); the listings the
+ * SQL of `countryZoneFactsAt` selects are the reference the listings held in memory must equal: both
+ * go through the same statistics, so their figures must be equal, figure for figure, also after the history
  * followed new events (price changes, delistings, a zone move) and for prices per m² that differ only
  * far below a cent, on either side of a half cent.
  */
