@@ -41,16 +41,28 @@ export type SelectedListings = { columns: ListingColumns; zones: ReadonlyMap<str
  * rows to decode), then a listing's fields after its group's, as text.
  */
 const READINGS = {
-  now: { group: 'country, zone_no, operation, source, property_type, bedrooms', fields: `concat_ws(',', ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd)` },
+  now: {
+    group: 'country, zone_no, operation, source, property_type, bedrooms',
+    fields: `concat_ws(',', ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd)`,
+  },
   then: { group: 'country, zone_no, operation', fields: 'ppm2_usd::text' },
 } as const
 type Reading = keyof typeof READINGS
-type GroupRow = Row & { country: string; zone_no: number; operation: string; source?: string; property_type?: string; bedrooms?: number; listings: string }
+type GroupRow = Row & {
+  country: string
+  zone_no: number
+  operation: string
+  source?: string
+  property_type?: string
+  bedrooms?: number
+  listings: string
+}
 
 /** A group's listing whose fields are overwritten per listing (a million listings, no million objects). */
 function listingOf(group: GroupRow): StatisticsListing {
   // Read `then`, a listing's source, type and bedrooms are not selected: zoneThen does not read them.
-  return { operation: group.operation, source: group.source ?? 'broker', propertyType: group.property_type ?? '', bedrooms: toNumber(group.bedrooms ?? 0), listedMicros: 0, cents: 0, ppm2: '' }
+  const { operation, source = 'broker', property_type: propertyType = '', bedrooms = 0 } = group
+  return { operation, source, propertyType, bedrooms: toNumber(bedrooms), listedMicros: 0, cents: 0, ppm2: '' }
 }
 
 /**
@@ -59,7 +71,10 @@ function listingOf(group: GroupRow): StatisticsListing {
  */
 async function selectListings(sql: Sql, reading: Reading, from: string, params: readonly unknown[]): Promise<SelectedListings> {
   const { group: by, fields } = READINGS[reading]
-  const groups = await sql.query<GroupRow>(`select ${by}, string_agg(${fields}, ',') as listings from ${from} group by ${by} order by country, zone_no`, [...params])
+  const groups = await sql.query<GroupRow>(
+    `select ${by}, string_agg(${fields}, ',') as listings from ${from} group by ${by} order by country, zone_no`,
+    [...params],
+  )
   const columns = new ListingColumns()
   const zones = new Map<string, Map<number, Int32Array>>()
   let slot = 0
@@ -140,7 +155,10 @@ export const thenOf = (clock: string): Date => new Date(changeWindowStart(Date.p
 
 /** The zones of `country` ever seen, by zone number, with the time of the latest listing event of each. */
 export async function zonesOf(sql: Sql, t: ListingsTables, country: Country): Promise<ZoneSeen[]> {
-  const rows = await sql.query<{ zone_no: number; updated_at: unknown }>(`select zone_no, updated_at from ${t.zones} where country = $1 order by zone_no`, [country])
+  const rows = await sql.query<{ zone_no: number; updated_at: unknown }>(
+    `select zone_no, updated_at from ${t.zones} where country = $1 order by zone_no`,
+    [country],
+  )
   return rows.map((row) => ({ zoneNo: toNumber(row.zone_no), updatedAt: toIso(row.updated_at) }))
 }
 

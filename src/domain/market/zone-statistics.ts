@@ -16,17 +16,17 @@ import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from './zo
 // ---- The rules ----------------------------------------------------------------------------------
 
 /** Sale listings: every sale median is over them alone (rents are monthly amounts). */
-export const SALE_OPERATION: Operation = 'Venta'
+const SALE_OPERATION: Operation = 'Venta'
 const SALE = OPERATIONS.indexOf(SALE_OPERATION)
 /** The monthly history's rent medians are those of this operation's own listings. */
 const RENT_OPERATION: Operation = 'Renta'
 const BROKER = SOURCES.indexOf('broker')
 
 /** Fewer listings than this make a median `null`: one or two listings are not a market. */
-export const MIN_FOR_MEDIAN = 3
+const MIN_FOR_MEDIAN = 3
 
 /** "Then" of the 30-day change is this long before the market's clock (the latest listing event anywhere). */
-export const CHANGE_WINDOW_MS = 30 * DAY_MS
+const CHANGE_WINDOW_MS = 30 * DAY_MS
 
 /** The instant of "then" for the market's clock `clockMs`. */
 export const changeWindowStart = (clockMs: number): number => clockMs - CHANGE_WINDOW_MS
@@ -50,9 +50,6 @@ function ppm2Median([lower, upper]: [bigint, bigint]): number {
   const [centsPart, rest] = [half / 10n ** 28n, half % 10n ** 28n]
   return Number(rest * 2n >= 10n ** 28n ? centsPart + 1n : centsPart) / 100
 }
-
-/** A median as published: null under MIN_FOR_MEDIAN listings. */
-export const publishedMedian = (median: number | null, n: number): number | null => (n >= MIN_FOR_MEDIAN && median !== null ? median : null)
 
 // ---- Figures of a set of listings --------------------------------------------------------------
 
