@@ -6,7 +6,7 @@
  * comma-separated list of counts takes one schema each).
  * Instants are drawn uniformly over the market's history; the country is GT (the largest market).
  * Each market is measured as served (the history in memory: ReadyZones → zone-history.ts, after its
- * load, whose time and RSS growth are reported) and, in the same run, by the SQL the audit uses
+ * load, whose time and RSS growth are reported, as is the first preparation of the answers of /zones) and, in the same run, by the SQL the audit uses
  * (`countryZoneFactsAt`, the way it was served before; `--sql-requests` answers).
  *
  *   npx bun bench/as-of.ts [--listings 100000,1000000] [--schema bench_listings_100k,bench_listings_1m] [--requests 200] [--sql-requests 20] [--skip-large] [--no-write]
@@ -25,7 +25,7 @@ import { seedDemo } from '../src/demo/seed.ts'
 import { DEMO_DEFAULTS, HISTORY_DAYS } from '../src/domain/demo/market.ts'
 import { openSqlEventStore } from '../src/eventstore/sql-event-store.ts'
 import { type ZoneAnswers, zonesAsOf } from '../src/zones/point-in-time.ts'
-import { countryZoneFactsAt, firstListingEvent } from '../projections/listings/zone-statistics.ts'
+import { countryZoneFactsAt, firstListingEvent } from '../projections/listings/zone-rows.ts'
 import { generationTables } from '../projections/engine/generations.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
 import type { ListingsTables } from '../projections/listings/projection.ts'
@@ -98,7 +98,10 @@ async function withZones<T>(db: Db, run: (zones: ReadyZones) => Promise<T>): Pro
     throw error
   })
   try {
+    const started = performance.now()
     await zones.settled()
+    loads.push(`zone answers (/zones, /zone) first prepared in ${((performance.now() - started) / 1000).toFixed(2)} s`)
+    console.log(loads.at(-1))
     return await run(zones)
   } finally {
     zones.stop()

@@ -3,7 +3,8 @@ import { toNumber } from '../../src/db/port.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
 import { LIST_LIMIT, type ProjectionDiff } from '../engine/diff.ts'
 import { LISTING_COLUMNS } from './search.ts'
-import { countryZoneFacts, type ListingsGeneration, zoneDetailAt, zonesAt } from './zone-statistics.ts'
+import { countryZoneFacts, type ListingsGeneration } from './zone-rows.ts'
+import { zoneDetailAt, zonesAt } from '../../src/domain/market/zone-statistics.ts'
 
 /**
  * `projections diff listings`: the held generation against the live one as the API would answer:

@@ -1,30 +1,27 @@
 import { IdTable } from './listing-ids.ts'
-import { BEDROOM_GROUPS, type Country, OPERATIONS, PROPERTY_TYPES, SOURCES } from '../../src/domain/market/vocabulary.ts'
+import { grown, ListingColumns, type StatisticsListing } from '../../src/domain/market/listing-columns.ts'
+import type { Country } from '../../src/domain/market/vocabulary.ts'
 import {
+  changeWindowStart,
   type CountryZoneFacts,
-  type Figures,
-  type GroupRow,
-  type ThenRow,
-  type ZoneRow,
   zoneFactsOf,
-} from './zone-statistics.ts'
+  type Figures,
+  type ZoneNow,
+  type ZoneSeen,
+  type ZoneThen,
+  zoneNow,
+  zoneThen,
+} from '../../src/domain/market/zone-statistics.ts'
 
 /**
  * One history interval of a listing (a row of the listings read model's `history` table, version 3):
  * times in microseconds since the epoch (timestamptz precision), the price in whole cents and the
  * exact price per m² as SQL's text (30 decimals).
  */
-export type Interval = {
+export type Interval = StatisticsListing & {
   listingId: string
   country: string
   zone: number
-  operation: string
-  source: string
-  propertyType: string
-  bedrooms: number
-  listedMicros: number
-  cents: number
-  ppm2: string
   fromMicros: number
   /** null while the interval is open. */
   toMicros: number | null
@@ -33,27 +30,13 @@ export type Interval = {
 /** A (zone, time) at which a listing event touched a zone (a row of `touches`), the time in microseconds. */
 export type Touch = { country: string; zone: number; micros: number }
 
-const HOUR_MICROS = 3_600_000_000
-/** Operation, source, property type and bedroom group of an interval, packed in one byte. */
-const SALE = 1
-const BROKER = 2
-const TYPE_SHIFT = 2
-const BEDROOMS_SHIFT = 5
-const typeOf = (attrs: number) => (attrs >> TYPE_SHIFT) & 7
-const bedroomsOf = (attrs: number) => attrs >> BEDROOMS_SHIFT
-const BILLION_15 = 1e15
-
 /**
  * The listings read model's history (intervals and zone touches) in memory, to answer as of any
- * instant what `countryZoneFactsAt` (zone-statistics.ts) answers in SQL, without SQL: one scan of
- * a country's intervals per instant, medians by selection instead of a sort. Columns of typed arrays
- * addressed by slot (about 70 bytes an interval); a listing's intervals are chained from its id so
- * that a change replaces them. Pure and synchronous.
- *
- * Exactness: price and listing time are whole numbers (cents, microseconds), exact in a double. The
- * price per m² is kept as its exact decimal in three doubles (whole part and two 15-digit halves of
- * the 30 decimals): the middle values are selected by a double key, and the few listings whose key
- * is too close to a middle one's to be ordered by it are ordered by the exact decimal.
+ * instant what `countryZoneFactsAt` (zone-rows.ts) answers from SQL rows, without SQL: one scan of
+ * a country's intervals per instant selects the intervals open then, and the zone statistics
+ * (src/domain/market/zone-statistics.ts) are computed from them. Columns of typed arrays addressed by
+ * slot (about 70 bytes an interval: what the statistics read is in ListingColumns, the rest here); a
+ * listing's intervals are chained from its id so that a change replaces them. Pure and synchronous.
  */
 export class HistoryIndex {
   private readonly ids = new IdTable()
@@ -68,14 +51,9 @@ export class HistoryIndex {
   /** Country index + 1 (0: a free slot). */
   private country = new Uint8Array(1024)
   private zone = new Uint16Array(1024)
-  private attrs = new Uint8Array(1024)
-  private cents = new Float64Array(1024)
-  private listed = new Float64Array(1024)
   private from = new Float64Array(1024)
   private to = new Float64Array(1024)
-  private whole = new Float64Array(1024)
-  private high = new Float64Array(1024)
-  private low = new Float64Array(1024)
+  private readonly columns = new ListingColumns(1024)
 
   /** Per country and zone, the touch times in ascending order. */
   private readonly touches = new Map<string, Map<number, number[]>>()
@@ -161,26 +139,21 @@ export class HistoryIndex {
       }
     }
     if (clock === -Infinity) return new Map()
-    const thenMicros = Math.floor(clock / 1000) * 1000 - 720 * HOUR_MICROS
-    const zones: ZoneRow[] = []
+    const thenMicros = changeWindowStart(Math.floor(clock / 1000)) * 1000
+    const seen: ZoneSeen[] = []
     for (const [zone, times] of this.touches.get(country) ?? []) {
       if (zoneNo !== undefined && zone !== zoneNo) continue
       const i = upperBound(times, atMicros)
-      if (i > 0) zones.push({ zone_no: zone, updated_at: new Date(Math.floor(times[i - 1]! / 1000)) })
+      if (i > 0) seen.push({ zoneNo: zone, updatedAt: new Date(Math.floor(times[i - 1]! / 1000)).toISOString() })
     }
-    zones.sort((a, b) => a.zone_no - b.zone_no)
+    seen.sort((a, b) => a.zoneNo - b.zoneNo)
 
     const countryNo = this.countries.indexOf(country) + 1
-    const past = figures !== 'history'
-    const activeByZone = this.slotsByZone(countryNo, zoneNo, atMicros)
-    const active = new Map<number, GroupRow[]>()
-    for (const [zone, slots] of activeByZone) active.set(zone, this.groupRows(zone, slots, figures))
-    const then = new Map<number, ThenRow>()
-    for (const [zone, slots] of past ? this.slotsByZone(countryNo, zoneNo, thenMicros) : []) {
-      const sale = slots.filter((slot) => this.attrs[slot]! & SALE)
-      then.set(zone, { zone_no: zone, n_active: slots.length, n_sale: sale.length, ppm2: this.medianPpm2(sale) })
-    }
-    return zoneFactsOf(country, zones, active, then)
+    const now = new Map<number, ZoneNow>()
+    for (const [zone, slots] of this.slotsByZone(countryNo, zoneNo, atMicros)) now.set(zone, zoneNow(this.columns, slots, figures))
+    const then = new Map<number, ZoneThen>()
+    for (const [zone, slots] of figures === 'history' ? [] : this.slotsByZone(countryNo, zoneNo, thenMicros)) then.set(zone, zoneThen(this.columns, slots))
+    return zoneFactsOf(country, seen, now, then)
   }
 
   // ---- internals --------------------------------------------------------------------------------
@@ -229,95 +202,6 @@ export class HistoryIndex {
     return zones
   }
 
-  /** The rows `activeFigures` gives a zone for `figures` (GROUPINGS there), with the columns zoneFactsOf reads of each. */
-  private groupRows(zone: number, slots: Int32Array, figures: Figures): GroupRow[] {
-    const { attrs } = this
-    const rows = [this.row(zone, 7, slots, 'all')]
-    if (figures === 'detail') {
-      PROPERTY_TYPES.forEach((type, t) => {
-        const group = slots.filter((slot) => typeOf(attrs[slot]!) === t)
-        if (group.length > 0) rows.push({ ...this.row(zone, 3, group, 'sale'), property_type: type })
-      })
-      BEDROOM_GROUPS.forEach((bedrooms, b) => {
-        const group = slots.filter((slot) => bedroomsOf(attrs[slot]!) === b)
-        if (group.length > 0) rows.push({ ...this.row(zone, 5, group, 'sale'), bedroom_group: bedrooms })
-      })
-    }
-    if (figures !== 'summary') {
-      OPERATIONS.forEach((operation) => {
-        const sale = operation === 'Venta'
-        const group = slots.filter((slot) => ((attrs[slot]! & SALE) === SALE) === sale)
-        if (group.length > 0) rows.push({ ...this.row(zone, 6, group, 'own'), operation })
-      })
-    }
-    return rows
-  }
-
-  /**
-   * A row of `activeFigures` over `slots`: `sale` fills the counts and the medians over its sales,
-   * `own` those over all of them, `all` the sale medians, the source counts and the median listing time.
-   */
-  private row(zone: number, grouped: number, slots: Int32Array, kind: 'all' | 'sale' | 'own'): GroupRow {
-    const sale = kind === 'own' ? new Int32Array(0) : slots.filter((slot) => this.attrs[slot]! & SALE)
-    let broker = 0
-    if (kind === 'all') for (const slot of slots) broker += (this.attrs[slot]! & BROKER) >> 1
-    return {
-      zone_no: zone,
-      grouped,
-      property_type: null,
-      bedroom_group: null,
-      operation: null,
-      n_active: slots.length,
-      n_sale: sale.length,
-      n_broker: broker,
-      n_scraped: kind === 'all' ? slots.length - broker : 0,
-      sale_ppm2: kind === 'own' ? null : this.medianPpm2(sale),
-      sale_price: kind === 'own' ? null : medianOf(this.cents, sale, (a, b) => String(Math.ceil((a + b) / 2) / 100)),
-      own_ppm2: kind === 'own' ? this.medianPpm2(slots) : null,
-      own_price: kind === 'own' ? medianOf(this.cents, slots, (a, b) => String(Math.ceil((a + b) / 2) / 100)) : null,
-      listed_ms: kind === 'all' ? medianOf(this.listed, slots, (a, b) => String((a + b) / 2000)) : null,
-    }
-  }
-
-  /**
-   * SQL's `round((middle₁ + middle₂) / 2, 2)` of the exact prices per m² of `slots` (null for none):
-   * the middles selected by a double key, exact among the keys within 10⁻¹² of theirs; the mean
-   * halved at 30 decimals (numeric division) and rounded to cents, halves away from zero.
-   */
-  private medianPpm2(slots: Int32Array): string | null {
-    const n = slots.length
-    if (n === 0) return null
-    const keys = scratchOf(n)
-    for (let i = 0; i < n; i++) keys[i] = this.keyOf(slots[i]!)
-    const lowerKey = select(keys, n, (n - 1) >> 1)
-    const upperKey = n % 2 === 1 ? lowerKey : minFrom(keys, n >> 1, n)
-    const lower = this.exactAt(slots, (n - 1) >> 1, lowerKey)
-    const upper = n % 2 === 1 ? lower : this.exactAt(slots, n >> 1, upperKey)
-    const sum = lower + upper
-    const half = (sum + (sum & 1n)) / 2n
-    const [centsPart, rest] = [half / 10n ** 28n, half % 10n ** 28n]
-    return String(Number(rest * 2n >= 10n ** 28n ? centsPart + 1n : centsPart) / 100)
-  }
-
-  private keyOf(slot: number): number {
-    return this.whole[slot]! + this.high[slot]! / BILLION_15
-  }
-
-  /** The exact price per m² (units of 10⁻³⁰) of the `k`-th smallest among `slots`, whose key is `key`. */
-  private exactAt(slots: Int32Array, k: number, key: number): bigint {
-    const [bandLow, bandHigh] = [key - Math.abs(key) * 1e-12, key + Math.abs(key) * 1e-12]
-    let below = 0
-    const band: number[] = []
-    for (const slot of slots) {
-      const other = this.keyOf(slot)
-      if (other < bandLow) below += 1
-      else if (other <= bandHigh) band.push(slot)
-    }
-    const exact = band.map((slot) => BigInt(this.whole[slot]!) * 10n ** 30n + BigInt(this.high[slot]!) * 10n ** 15n + BigInt(this.low[slot]!))
-    exact.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    return exact[k - below]!
-  }
-
   /** Adds an interval of a listing (loading: `replace` changes a listing's intervals). */
   add(interval: Interval): void {
     let listing = this.ids.slotOf(interval.listingId)
@@ -338,22 +222,11 @@ export class HistoryIndex {
     const range = this.ranges[countryNo - 1]!
     if (slot < range.first) range.first = slot
     if (slot >= range.end) range.end = slot + 1
-    const [whole, high, low] = decimal30(interval.ppm2)
-    const typeNo = PROPERTY_TYPES.indexOf(interval.propertyType as (typeof PROPERTY_TYPES)[number])
     this.country[slot] = countryNo
     this.zone[slot] = interval.zone
-    this.attrs[slot] =
-      (interval.operation === 'Venta' ? SALE : 0) |
-      (interval.source === SOURCES[0] ? BROKER : 0) |
-      ((typeNo < 0 ? 7 : typeNo) << TYPE_SHIFT) |
-      (Math.min(interval.bedrooms, 4) << BEDROOMS_SHIFT)
-    this.cents[slot] = interval.cents
-    this.listed[slot] = interval.listedMicros
+    this.columns.set(slot, interval)
     this.from[slot] = interval.fromMicros
     this.to[slot] = interval.toMicros ?? Infinity
-    this.whole[slot] = whole
-    this.high[slot] = high
-    this.low[slot] = low
     this.next[slot] = this.firstOf[listing]!
     this.firstOf[listing] = slot
   }
@@ -363,23 +236,10 @@ export class HistoryIndex {
     this.next = grown(this.next, size, -1)
     this.country = grown(this.country, size, 0)
     this.zone = grown(this.zone, size, 0)
-    this.attrs = grown(this.attrs, size, 0)
-    this.cents = grown(this.cents, size, 0)
-    this.listed = grown(this.listed, size, 0)
     this.from = grown(this.from, size, 0)
     this.to = grown(this.to, size, 0)
-    this.whole = grown(this.whole, size, 0)
-    this.high = grown(this.high, size, 0)
-    this.low = grown(this.low, size, 0)
+    this.columns.grow(size)
   }
-}
-
-type Typed = Int32Array | Uint8Array | Uint16Array | Float64Array
-function grown<T extends Typed>(array: T, size: number, fill: number): T {
-  const bigger = new (array.constructor as new (size: number) => T)(size)
-  bigger.set(array as never)
-  bigger.fill(fill, array.length)
-  return bigger
 }
 
 /** Position after the last element ≤ `value` of the ascending `times`. */
@@ -392,65 +252,4 @@ function upperBound(times: readonly number[], value: number): number {
     else hi = mid
   }
   return lo
-}
-
-/** A 30-decimal SQL numeric as its whole part and two 15-digit halves of its decimals, each exact in a double. */
-function decimal30(text: string): [number, number, number] {
-  const match = /^(\d+)(?:\.(\d{1,30}))?$/.exec(text)
-  if (!match) throw new Error(`price per m² ${text} is not a non-negative decimal of at most 30 places`)
-  const fraction = (match[2] ?? '').padEnd(30, '0')
-  return [Number(match[1]), Number(fraction.slice(0, 15)), Number(fraction.slice(15))]
-}
-
-let scratch = new Float64Array(1024)
-function scratchOf(n: number): Float64Array {
-  if (scratch.length < n) scratch = new Float64Array(Math.max(n, scratch.length * 2))
-  return scratch
-}
-
-/** `mean(lower, upper)` of the middle values of `column` at `slots` (null for none), as SQL's text of it. */
-function medianOf(column: Float64Array, slots: Int32Array, mean: (lower: number, upper: number) => string): string | null {
-  const n = slots.length
-  if (n === 0) return null
-  const values = scratchOf(n)
-  for (let i = 0; i < n; i++) values[i] = column[slots[i]!]!
-  const lower = select(values, n, (n - 1) >> 1)
-  return mean(lower, n % 2 === 1 ? lower : minFrom(values, n >> 1, n))
-}
-
-/**
- * The `k`-th smallest of `values[0, n)` (Hoare's selection), leaving every value before position k
- * at most it and every value after at least it.
- */
-function select(values: Float64Array, n: number, k: number): number {
-  let lo = 0
-  let hi = n - 1
-  while (hi > lo) {
-    const mid = (lo + hi) >>> 1
-    const [a, b, c] = [values[lo]!, values[mid]!, values[hi]!]
-    const pivot = a < b ? (b < c ? b : a < c ? c : a) : a < c ? a : b < c ? c : b
-    let i = lo
-    let j = hi
-    while (i <= j) {
-      while (values[i]! < pivot) i++
-      while (values[j]! > pivot) j--
-      if (i <= j) {
-        const swap = values[i]!
-        values[i] = values[j]!
-        values[j] = swap
-        i++
-        j--
-      }
-    }
-    if (k <= j) hi = j
-    else if (k >= i) lo = i
-    else return values[k]!
-  }
-  return values[k]!
-}
-
-function minFrom(values: Float64Array, from: number, to: number): number {
-  let min = Infinity
-  for (let i = from; i < to; i++) if (values[i]! < min) min = values[i]!
-  return min
 }

@@ -27,7 +27,7 @@ import {
  * - zones: every zone ever seen per country, with the time of its latest listing event;
  * - touches: every (zone, time) at which a listing event touched a zone, for `updated_at` and the
  *   market's clock as of any past time.
- * Zone statistics are computed from these tables (zone-statistics.ts) and served from memory (ready-zones.ts).
+ * Zone statistics are computed from rows of these tables (zone-rows.ts, src/domain/market/zone-statistics.ts) and served from memory (ready-zones.ts).
  *
  * Version 3: history rows also carry the source, property type, bedrooms and listing time (a change
  * of these opens a new interval) and `touches` is new, so every figure can be answered as of any

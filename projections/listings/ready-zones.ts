@@ -10,26 +10,36 @@ import type { ListingsTables } from './projection.ts'
 import { ZoneHistory } from './zone-history.ts'
 import { zoneNumberOfName } from '../../src/domain/market/zone-name.ts'
 import {
-  type ActiveFigures,
-  activeFigures,
-  type CountryZoneFacts,
+  activeListings,
   countryZoneFactsAt,
-  type Figures,
   firstListingEvent,
+  listingsActiveAt,
   marketClock,
-  type PastFigures,
-  pastFigures,
-  type ZoneRow,
-  zoneDetailAt,
-  zoneFactsOf,
-  zonesAt,
+  thenOf,
+  zonesNow,
   zonesOf,
-} from './zone-statistics.ts'
+  zonesThen,
+} from './zone-rows.ts'
+import {
+  type CountryZoneFacts,
+  zoneFactsOf,
+  type Figures,
+  type ZoneNow,
+  type ZoneSeen,
+  type ZoneThen,
+  zoneDetailAt,
+  zonesAt,
+} from '../../src/domain/market/zone-statistics.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
 import { outsideRequests } from '../../src/runtime/dependency.ts'
 import { fail } from '../../src/shared/errors.ts'
 
-type PreparedCountry = { zones: readonly ZoneRow[]; active: ActiveFigures; past: PastFigures; facts: CountryZoneFacts }
+type PreparedCountry = {
+  zones: readonly ZoneSeen[]
+  now: ReadonlyMap<number, ZoneNow>
+  then: ReadonlyMap<number, ZoneThen>
+  facts: CountryZoneFacts
+}
 type Prepared = { clock: string | null; countries: ReadonlyMap<Country, PreparedCountry> }
 
 /**
@@ -208,22 +218,26 @@ async function prepare(db: Db, generation: LiveGeneration, previous: Prepared | 
     const clock = await marketClock(tx, t)
     for (const { country, zone_no } of await placesOf(tx, t, changes.listings)) touchZone(changes, country, zone_no)
     const changed = !before || clock !== before.clock || changes.countries.size > 0 || changes.zones.size > 0
-    const past = changed ? await pastFigures(tx, t) : null
+    const then = !changed ? null : clock === null ? new Map() : zonesThen(await listingsActiveAt(tx, t, thenOf(clock), 'then'))
     const countries = new Map<Country, PreparedCountry>()
     for (const country of COUNTRIES) {
       const kept = before?.countries.get(country)
       const zones = changes.zones.get(country)
-      if (kept && !past) {
+      if (kept && !then) {
         countries.set(country, kept)
         continue
       }
       const whole = !kept || changes.countries.has(country)
       const prepared = {
         zones: whole || zones ? await zonesOf(tx, t, country) : kept.zones,
-        active: whole ? await activeFigures(tx, t, country) : zones ? merged(kept.active, zones, await activeFigures(tx, t, country, [...zones])) : kept.active,
-        past: past?.get(country) ?? new Map(),
+        now: whole
+          ? zonesNow(await activeListings(tx, t, country), country)
+          : zones
+            ? merged(kept.now, zones, zonesNow(await activeListings(tx, t, country, [...zones]), country))
+            : kept.now,
+        then: then?.get(country) ?? new Map<number, ZoneThen>(),
       }
-      countries.set(country, { ...prepared, facts: zoneFactsOf(country, prepared.zones, prepared.active, prepared.past) })
+      countries.set(country, { ...prepared, facts: zoneFactsOf(country, prepared.zones, prepared.now, prepared.then) })
     }
     return { clock, countries }
   })
@@ -239,8 +253,12 @@ async function placesOf(sql: Sql, t: ListingsTables, ids: ReadonlySet<string>): 
 }
 
 /** `before` with the figures of `zones` replaced by `fresh` (a zone absent from `fresh` has no active listings). */
-function merged(before: ActiveFigures, zones: ReadonlySet<number>, fresh: ActiveFigures): ActiveFigures {
+function merged(before: ReadonlyMap<number, ZoneNow>, zones: ReadonlySet<number>, fresh: ReadonlyMap<number, ZoneNow>): ReadonlyMap<number, ZoneNow> {
   const result = new Map(before)
-  for (const zone of zones) result.set(zone, fresh.get(zone) ?? [])
+  for (const zone of zones) {
+    const figures = fresh.get(zone)
+    if (figures) result.set(zone, figures)
+    else result.delete(zone)
+  }
   return result
 }

@@ -7,9 +7,9 @@ import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import type { Country } from '../../src/domain/market/vocabulary.ts'
 import { fail } from '../../src/shared/errors.ts'
 import { HistoryIndex, type Interval, type Touch } from './history-index.ts'
-import type { CountryZoneFacts, Figures } from './zone-statistics.ts'
+import type { CountryZoneFacts, Figures } from '../../src/domain/market/zone-statistics.ts'
+import { micros } from './zone-rows.ts'
 
-const micros = (column: string) => `(extract(epoch from ${column}) * 1000000)::int8`
 /** An interval's fields after its group's, as text: listing, listing time, cents, exact price per m², from, to (empty while open). */
 const FIELDS = `concat_ws(',', listing_id, ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd, ${micros('valid_from')},
   coalesce(${micros('valid_to')}::text, ''))`
@@ -85,7 +85,7 @@ export class ZoneHistory {
     )
   }
 
-  /** `countryZoneFactsAt` (zone-statistics.ts) of the live generation, from memory. */
+  /** `countryZoneFactsAt` (zone-rows.ts) of the live generation, from memory. */
   async factsAt(country: Country, at: Date, zoneNo?: number, figures: Figures = 'detail'): Promise<CountryZoneFacts> {
     return (await this.index()).factsAt(country, at, zoneNo, figures)
   }

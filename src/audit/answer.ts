@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { withListingsAsRecorded } from '../../projections/listings/as-recorded.ts'
-import { countryZoneFacts, countryZoneFactsAt, firstListingEvent } from '../../projections/listings/zone-statistics.ts'
+import { countryZoneFacts, countryZoneFactsAt, firstListingEvent } from '../../projections/listings/zone-rows.ts'
 import type { Db } from '../db/port.ts'
 import { formatApiKey, hashApiKey } from '../domain/keys/api-key.ts'
 import type { EventStore } from '../eventstore/port.ts'

@@ -2,7 +2,7 @@ import { diffRows, liveAndHeld, type ProjectionDiff } from '../../projections/en
 import type { Projection } from '../../projections/engine/projection.ts'
 import { diffListings, type ListingsDiff } from '../../projections/listings/diff.ts'
 import { listingsProjection } from '../../projections/listings/projection.ts'
-import type { ListingsGeneration } from '../../projections/listings/zone-statistics.ts'
+import type { ListingsGeneration } from '../../projections/listings/zone-rows.ts'
 import type { Db } from '../db/port.ts'
 
 /** A comparison as the CLI prints it: the listings details are there for `listings` only. */

@@ -5,7 +5,7 @@ import { httpInputs } from '../http/inputs.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
 import { ReadyBytes } from '../shared/ready-bytes.ts'
-import { type CountryZoneFacts, zoneDetailAt, zoneFactsChangeAt } from '../../projections/listings/zone-statistics.ts'
+import { type CountryZoneFacts, zoneDetailAt, zoneFactsChangeAt } from '../domain/market/zone-statistics.ts'
 import { SlugParams, ZoneQuery, type ZoneDeps, zoneNotFound } from './inputs.ts'
 import { asOfProblems, instantAsked, zoneAsOf } from './point-in-time.ts'
 

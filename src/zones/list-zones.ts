@@ -4,7 +4,7 @@ import { httpInputs } from '../http/inputs.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
 import { ReadyBytes } from '../shared/ready-bytes.ts'
-import { type CountryZoneFacts, zoneFactsChangeAt, zonesAt } from '../../projections/listings/zone-statistics.ts'
+import { type CountryZoneFacts, zoneFactsChangeAt, zonesAt } from '../domain/market/zone-statistics.ts'
 import { ZoneQuery, type ZoneDeps } from './inputs.ts'
 import { asOfProblems, instantAsked, zonesAsOf } from './point-in-time.ts'
 

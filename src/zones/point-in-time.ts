@@ -1,10 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
-import { zoneDetailAt, zonesAt } from '../../projections/listings/zone-statistics.ts'
-import { monthEnds, type ZoneDetail, type ZoneHistoryMonth, type ZoneSummary } from '../domain/market/zone-figures.ts'
+import type { ZoneDetail, ZoneHistoryMonth, ZoneSummary } from '../domain/market/zone-figures.ts'
 import type { Country } from '../domain/market/vocabulary.ts'
 import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from '../domain/market/zone-name.ts'
-import { medianDaysOnMarket } from '../domain/market/statistics.ts'
+import { historyMonth, monthEnds, zoneDetailAt, zonesAt } from '../domain/market/zone-statistics.ts'
 import { expecting } from '../shared/input-schema.ts'
 import { invalidRequest } from '../shared/errors.ts'
 import type { FieldError } from '../shared/errors.ts'
@@ -90,21 +89,6 @@ export async function zoneHistory(
   const zoneNo = knowable(slug)
   if (zoneNo === null || !(await zones.factsAt(country, at, zoneNo, 'history')).has(zoneNo)) return null
   const history: ZoneHistoryMonth[] = []
-  for (const end of monthEnds(at, months)) {
-    const facts = (await zones.factsAt(country, end.at, zoneNo, 'history')).get(zoneNo)
-    const rents = facts?.by_operation.find((o) => o.operation === 'Renta')
-    history.push({
-      month: end.month,
-      at: end.at.toISOString(),
-      listed: facts !== undefined,
-      n_active: facts?.n_active ?? null,
-      n_sale: facts?.n_sale ?? null,
-      median_ppm2_usd: facts?.median_ppm2_usd ?? null,
-      median_price_usd: facts?.median_price_usd ?? null,
-      median_rent_usd: rents?.median_price_usd ?? null,
-      median_rent_ppm2_usd: rents?.median_ppm2_usd ?? null,
-      median_dom: facts ? medianDaysOnMarket(end.at.getTime(), facts.medianListedMs, facts.n_active) : null,
-    })
-  }
+  for (const end of monthEnds(at, months)) history.push(historyMonth(end, (await zones.factsAt(country, end.at, zoneNo, 'history')).get(zoneNo)))
   return { zone: zoneName(zoneNo), slug: zoneSlug(zoneNo), history }
 }

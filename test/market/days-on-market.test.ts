@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { daysOnMarket, daysOnMarketChangesAt, medianDaysOnMarket, medianDaysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
+import { daysOnMarket, daysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
+import { medianDaysOnMarket, medianDaysOnMarketChangesAt } from '../../src/domain/market/zone-statistics.ts'
 
 const DAY_MS = 86_400_000
 

@@ -1,6 +1,7 @@
 import { liveTables } from '../../projections/engine/live-tables.ts'
 import { listingsProjection } from '../../projections/listings/projection.ts'
-import { countryZoneFacts, type ListingsGeneration, zoneDetailAt, zonesAt } from '../../projections/listings/zone-statistics.ts'
+import { countryZoneFacts, type ListingsGeneration } from '../../projections/listings/zone-rows.ts'
+import { zoneDetailAt, zonesAt } from '../../src/domain/market/zone-statistics.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { Country } from '../../src/domain/market/vocabulary.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'

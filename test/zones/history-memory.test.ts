@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generationTables } from '../../projections/engine/generations.ts'
 import { liveTables } from '../../projections/engine/live-tables.ts'
 import { listingsProjection, type ListingsTables } from '../../projections/listings/projection.ts'
-import { countryZoneFactsAt, type Figures } from '../../projections/listings/zone-statistics.ts'
+import { countryZoneFactsAt } from '../../projections/listings/zone-rows.ts'
+import type { Figures } from '../../src/domain/market/zone-statistics.ts'
 import type { FeedRecord } from '../../src/domain/listings/feed.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import type { Country } from '../../src/domain/market/vocabulary.ts'
@@ -11,8 +12,9 @@ import { databaseTargets } from '../support/databases.ts'
 import { aRecord, ANCHOR, type Market, openMarket } from '../support/market.ts'
 
 /**
- * Answers as of an instant come from the history held in memory (zone-history.ts); the SQL of
- * `countryZoneFactsAt` is the reference they must equal, figure for figure, also after the history
+ * Answers as of an instant come from the history held in memory (zone-history.ts); the listings the
+ * SQL of `countryZoneFactsAt` selects are the reference the listings held in memory must equal: both
+ * go through the same statistics, so their figures must be equal, figure for figure, also after the history
  * followed new events (price changes, delistings, a zone move) and for prices per m² that differ only
  * far below a cent, on either side of a half cent.
  */

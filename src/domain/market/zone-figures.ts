@@ -101,13 +101,3 @@ export const ZoneHistoryResponse = Type.Object({
   months: Type.Integer(),
   history: Type.Array(ZoneHistoryMonth, { description: 'one entry per calendar month, oldest first' }),
 })
-
-/** The last `months` calendar months (UTC) up to `at`'s, oldest first, each with the instant of its figures: its last millisecond, or `at` for `at`'s own month. */
-export function monthEnds(at: Date, months: number): { month: string; at: Date }[] {
-  const [year, month] = [at.getUTCFullYear(), at.getUTCMonth()]
-  return Array.from({ length: months }, (_, i) => {
-    const start = new Date(Date.UTC(year, month - (months - 1 - i), 1))
-    const next = Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)
-    return { month: start.toISOString().slice(0, 7), at: i === months - 1 ? at : new Date(next - 1) }
-  })
-}
