@@ -61,6 +61,12 @@ function deferred(): Deferred {
   return { promise, resolve, reject }
 }
 
+/** The state of `target` read whole from its tables; the first is whichever generation is live now. */
+async function loadWhole<S>(live: LiveTables, spec: FollowSpec<S>, target: LiveGeneration | 'first'): Promise<{ generation: LiveGeneration; value: S }> {
+  const generation = target === 'first' ? await live.of(spec.projection) : target
+  return { generation, value: await spec.load(generation) }
+}
+
 /**
  * The one follow loop: keeps an in-memory state of a read model's live generation current.
  *
@@ -93,11 +99,9 @@ export function followLive<S>(
     if (loading) {
       const target = loading
       queued = []
-      let generation: LiveGeneration
-      let value: S
+      let loaded: { generation: LiveGeneration; value: S }
       try {
-        generation = target === 'first' ? await sources.live.of(spec.projection) : target
-        value = await spec.load(generation)
+        loaded = await loadWhole(sources.live, spec, target)
       } catch (error) {
         failed = fail.serviceUnavailable(`${spec.what} are being loaded; retry in a moment`, 1)
         waiting?.reject(failed)
@@ -108,7 +112,7 @@ export function followLive<S>(
       if (loading !== target) return passes.kick()
       loading = null
       failed = null
-      state = { generation, value }
+      state = loaded
       waiting?.resolve()
       waiting = null
       return

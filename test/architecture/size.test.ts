@@ -28,7 +28,6 @@ const ALLOWED = new Set([
   'src/eventstore/esdb-event-store.ts subscribe',
   'src/metrics/prometheus.ts prometheusMetrics',
   'src/domain/demo/market.ts generateDemoFeed',
-  'projections/engine/follow.ts followLive',
 ])
 
 const sources = (dir: string): string[] =>
