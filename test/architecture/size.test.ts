@@ -26,7 +26,6 @@ const ALLOWED = new Set([
   'src/eventstore/sql-event-store.ts appendAtomically',
   'src/eventstore/esdb-event-store.ts openEsdbEventStore',
   'src/eventstore/esdb-event-store.ts subscribe',
-  'src/domain/demo/market.ts generateDemoFeed',
 ])
 
 const sources = (dir: string): string[] =>
