@@ -68,6 +68,29 @@ async function loadWhole<S>(live: LiveTables, spec: FollowSpec<S>, target: LiveG
 }
 
 /**
+ * Tells `on` of each batch the live generation of `projection` now holds (`advanced`) and of each
+ * generation that becomes live (`switched`); returns how to stop listening.
+ */
+function watchLive(
+  sources: { live: LiveTables; advancing: LiveAdvancing },
+  projection: Projection,
+  on: { advanced(events: readonly RecordedEvent[]): void; switched(generation: LiveGeneration): void },
+): () => void {
+  const stops = [
+    sources.advancing.onLiveAdvanced((name, events) => {
+      if (name === projection.name) on.advanced(events)
+    }),
+    sources.live.onChange((name, generation) => {
+      // A switch names the generation only: its tables follow from the projection.
+      if (name === projection.name) on.switched({ ...generation, tables: generationTables(projection, generation) })
+    }),
+  ]
+  return () => {
+    for (const stop of stops.splice(0)) stop()
+  }
+}
+
+/**
  * The one follow loop: keeps an in-memory state of a read model's live generation current.
  *
  * - Events of each batch the live generation settles (applied by this process or another) are
@@ -131,21 +154,18 @@ export function followLive<S>(
   }
 
   const passes = new Coalesced(pass, { onError, retryMs: RETRY_MS, pause: spec.pause })
-  const unsubscribe = [
-    sources.advancing.onLiveAdvanced((projection, events) => {
-      if (projection !== spec.projection.name) return
+  const stopWatching = watchLive(sources, spec.projection, {
+    advanced(events) {
       if (spec.advance) queued.push(...events)
       else if (!loading && state) loading = state.generation
       passes.kick()
-    }),
-    sources.live.onChange((projection, generation) => {
-      if (projection !== spec.projection.name) return
-      // A switch names the generation only: its tables follow from the projection.
-      loading = { ...generation, tables: generationTables(spec.projection, generation) }
+    },
+    switched(generation) {
+      loading = generation
       waiting ??= deferred()
       passes.kick()
-    }),
-  ]
+    },
+  })
   passes.kick()
 
   return {
@@ -157,7 +177,7 @@ export function followLive<S>(
     },
     settled: () => passes.settled(),
     stop() {
-      for (const stop of unsubscribe.splice(0)) stop()
+      stopWatching()
       passes.stop()
     },
   }
