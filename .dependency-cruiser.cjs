@@ -18,7 +18,7 @@
  */
 const FEATURES = '(http|health|zones|listings|briefings|audit|demo|docs|operator)'
 const PLATFORM = '(db|eventstore|ratelimit|runtime|metrics)'
-const ADAPTERS = '^src/(db/(pglite|postgres)|eventstore/(sql-event-store|esdb-event-store|esdb-mapping)|ratelimit/(memory|redis)|metrics/prometheus)[.]ts$'
+const ADAPTERS = '^src/(db/(pglite|postgres)|eventstore/(sql|esdb)-[a-z-]+|ratelimit/(memory|redis)|metrics/prometheus)[.]ts$'
 
 module.exports = {
   forbidden: [

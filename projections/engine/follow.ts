@@ -61,6 +61,35 @@ function deferred(): Deferred {
   return { promise, resolve, reject }
 }
 
+/** The state of `target` read whole from its tables; the first is whichever generation is live now. */
+async function loadWhole<S>(live: LiveTables, spec: FollowSpec<S>, target: LiveGeneration | 'first'): Promise<{ generation: LiveGeneration; value: S }> {
+  const generation = target === 'first' ? await live.of(spec.projection) : target
+  return { generation, value: await spec.load(generation) }
+}
+
+/**
+ * Tells `on` of each batch the live generation of `projection` now holds (`advanced`) and of each
+ * generation that becomes live (`switched`); returns how to stop listening.
+ */
+function watchLive(
+  sources: { live: LiveTables; advancing: LiveAdvancing },
+  projection: Projection,
+  on: { advanced(events: readonly RecordedEvent[]): void; switched(generation: LiveGeneration): void },
+): () => void {
+  const stops = [
+    sources.advancing.onLiveAdvanced((name, events) => {
+      if (name === projection.name) on.advanced(events)
+    }),
+    sources.live.onChange((name, generation) => {
+      // A switch names the generation only: its tables follow from the projection.
+      if (name === projection.name) on.switched({ ...generation, tables: generationTables(projection, generation) })
+    }),
+  ]
+  return () => {
+    for (const stop of stops.splice(0)) stop()
+  }
+}
+
 /**
  * The one follow loop: keeps an in-memory state of a read model's live generation current.
  *
@@ -93,11 +122,9 @@ export function followLive<S>(
     if (loading) {
       const target = loading
       queued = []
-      let generation: LiveGeneration
-      let value: S
+      let loaded: { generation: LiveGeneration; value: S }
       try {
-        generation = target === 'first' ? await sources.live.of(spec.projection) : target
-        value = await spec.load(generation)
+        loaded = await loadWhole(sources.live, spec, target)
       } catch (error) {
         failed = fail.serviceUnavailable(`${spec.what} are being loaded; retry in a moment`, 1)
         waiting?.reject(failed)
@@ -108,7 +135,7 @@ export function followLive<S>(
       if (loading !== target) return passes.kick()
       loading = null
       failed = null
-      state = { generation, value }
+      state = loaded
       waiting?.resolve()
       waiting = null
       return
@@ -127,21 +154,18 @@ export function followLive<S>(
   }
 
   const passes = new Coalesced(pass, { onError, retryMs: RETRY_MS, pause: spec.pause })
-  const unsubscribe = [
-    sources.advancing.onLiveAdvanced((projection, events) => {
-      if (projection !== spec.projection.name) return
+  const stopWatching = watchLive(sources, spec.projection, {
+    advanced(events) {
       if (spec.advance) queued.push(...events)
       else if (!loading && state) loading = state.generation
       passes.kick()
-    }),
-    sources.live.onChange((projection, generation) => {
-      if (projection !== spec.projection.name) return
-      // A switch names the generation only: its tables follow from the projection.
-      loading = { ...generation, tables: generationTables(spec.projection, generation) }
+    },
+    switched(generation) {
+      loading = generation
       waiting ??= deferred()
       passes.kick()
-    }),
-  ]
+    },
+  })
   passes.kick()
 
   return {
@@ -153,7 +177,7 @@ export function followLive<S>(
     },
     settled: () => passes.settled(),
     stop() {
-      for (const stop of unsubscribe.splice(0)) stop()
+      stopWatching()
       passes.stop()
     },
   }

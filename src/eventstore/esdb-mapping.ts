@@ -1,6 +1,6 @@
 /**
  * The pure half of the KurrentDB adapter: how the port's streams, revisions, positions, events and
- * errors map onto KurrentDB's, with no connection. `esdb-event-store.ts` does the talking.
+ * errors map onto KurrentDB's, with no connection. `esdb-event-store.ts` and its parts do the talking.
  */
 import {
   type AppendStreamState,
@@ -20,19 +20,8 @@ import {
   WrongExpectedVersionError,
   type RecordedEvent as KurrentRecordedEvent,
 } from '@kurrent/kurrentdb-client'
-import {
-  type AppendResult,
-  type BatchGuarantee,
-  categoryOf,
-  checkExpected,
-  EventStoreUnavailable,
-  type ExpectedRevision,
-  IdempotencyConflict,
-  type NewEvent,
-  type RecordedEvent,
-  type StreamWrite,
-  WrongExpectedRevision,
-} from './port.ts'
+import type { AppendResult, BatchGuarantee, ExpectedRevision, NewEvent, RecordedEvent, StreamWrite } from './port.ts'
+import { categoryOf, checkExpected, EventStoreUnavailable, IdempotencyConflict, WrongExpectedRevision } from './port.ts'
 
 /** The first KurrentDB whose multi-stream appends keep a batch of streams all or nothing. */
 export const MULTI_STREAM_APPEND_SINCE = '25.1'

@@ -10,13 +10,8 @@ export type PrometheusMetrics = Metrics & {
   scrape(): Promise<{ body: string; contentType: string }>
 }
 
-/**
- * The recorder on prom-client (docs/decisions.md, "Metrics"): one registry per process, no global
- * state, the process's own metrics (CPU, memory, event-loop lag, handles) included.
- */
-export function prometheusMetrics(): PrometheusMetrics {
-  const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
+/** The series this process records, registered in `registry`; those that exist from the start read 0. */
+function applicationMetrics(registry: Registry) {
   const requests = new Counter({
     name: 'mirador_http_requests_total',
     help: 'Requests answered, by route template, method and status',
@@ -58,8 +53,14 @@ export function prometheusMetrics(): PrometheusMetrics {
   for (const operation of ['append', 'appendMany']) appends.zero({ operation })
   for (const outcome of ['generated', 'cache_hit', 'replayed']) briefings.labels(outcome).inc(0)
   for (const code of ['rate_limit', 'quota_exceeded']) refusals.labels(code).inc(0)
+  return { requests, latency, refusals, briefings, writerFailures, appends }
+}
 
-  // One reading of the projections per scrape, shared by its four gauges.
+/**
+ * The four gauges of the projections, registered in `registry`, reading what `read()` returns once
+ * per scrape (shared by the four). Returns how to set `read`: it is known only once the projections run.
+ */
+function projectionGauges(registry: Registry): (read: () => Promise<readonly ProjectionSample[]>) => void {
   let readProjections: () => Promise<readonly ProjectionSample[]> = async () => []
   let reading: Promise<readonly ProjectionSample[]> | null = null
   const projections = () => (reading ??= readProjections().finally(() => setTimeout(() => (reading = null), 100)))
@@ -78,6 +79,20 @@ export function prometheusMetrics(): PrometheusMetrics {
   projectionGauge('mirador_projection_head', 'Log position of the newest event, as seen for that generation', (p) => p.head)
   projectionGauge('mirador_projection_lag_events', 'Log positions between a generation and the head (0 when nothing of its categories is pending)', (p) => p.lag_events)
   projectionGauge('mirador_projection_lag_seconds', 'Age of the oldest event a generation has still to apply', (p) => p.lag_seconds)
+  return (read) => {
+    readProjections = read
+  }
+}
+
+/**
+ * The recorder on prom-client (docs/decisions.md, "Metrics"): one registry per process, no global
+ * state, the process's own metrics (CPU, memory, event-loop lag, handles) included.
+ */
+export function prometheusMetrics(): PrometheusMetrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const { requests, latency, refusals, briefings, writerFailures, appends } = applicationMetrics(registry)
+  const projectionsFrom = projectionGauges(registry)
 
   // The labelled series of each route, method and status, found once (prom-client hashes the labels on every `labels` call).
   const series = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>()
@@ -98,9 +113,7 @@ export function prometheusMetrics(): PrometheusMetrics {
     briefing: (outcome) => briefings.labels(outcome).inc(),
     writerFailed: () => writerFailures.inc(),
     appended: (operation, seconds) => appends.labels(operation).observe(seconds),
-    projectionsFrom(read) {
-      readProjections = read
-    },
+    projectionsFrom,
     async scrape() {
       return { body: await registry.metrics(), contentType: registry.contentType }
     },

@@ -709,50 +709,51 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         expect(subscription.position).toBe(head)
       })
 
-      it('resumes from the last delivered position with no gap and no duplicate', async () => {
-        const category = freshCategory('resume')
+      /** A subscription from the head, stopped once it was handed One and Two of `<category>-1`. */
+      async function subscribedThenStopped(category: string) {
         const start = await store().headPosition()
         const first = collector()
-        const before = store().subscribe(start, first.handler)
+        const subscription = store().subscribe(start, first.handler)
         await store().append(`${category}-1`, [newEvent('One'), newEvent('Two')], 'no_stream')
         await eventually('the first subscription has both events', () => first.delivered.length === 2)
-        await before.stop()
+        await subscription.stop()
+        return { start, delivered: first.delivered, position: subscription.position }
+      }
 
-        await store().append(`${category}-1`, [newEvent('WhileStopped')], 1)
+      /** What a subscription resumed from `position` is handed until it reaches a Live event appended to `<category>-2`. */
+      async function resumedUntilLive(category: string, position: number): Promise<RecordedEvent[]> {
         const second = collector()
-        const after = store().subscribe(before.position, second.handler)
+        const subscription = store().subscribe(position, second.handler)
         await store().append(`${category}-2`, [newEvent('Live')], 'no_stream')
         const head = await store().headPosition()
-        await eventually('the second subscription reaches the head', () => second.last() === head)
-        await after.stop()
+        await eventually('the resumed subscription reaches the head', () => second.last() === head)
+        await subscription.stop()
+        return second.delivered
+      }
 
-        expect([...first.delivered, ...second.delivered]).toEqual(await store().readAll(start))
-        expect(second.delivered.map((e) => e.type)).toEqual(['WhileStopped', 'Live'])
+      it('resumes from the last delivered position with no gap and no duplicate', async () => {
+        const category = freshCategory('resume')
+        const first = await subscribedThenStopped(category)
+        await store().append(`${category}-1`, [newEvent('WhileStopped')], 1)
+        const second = await resumedUntilLive(category, first.position)
+
+        expect([...first.delivered, ...second]).toEqual(await store().readAll(first.start))
+        expect(second.map((e) => e.type)).toEqual(['WhileStopped', 'Live'])
       })
 
       it('resumes after a restart of the storage with no gap and no duplicate', async () => {
         const category = freshCategory('restart')
-        const start = await store().headPosition()
-        const first = collector()
-        const before = store().subscribe(start, first.handler)
-        await store().append(`${category}-1`, [newEvent('One'), newEvent('Two')], 'no_stream')
-        await eventually('the first subscription has both events', () => first.delivered.length === 2)
-        await before.stop()
+        const first = await subscribedThenStopped(category)
         await store().append(`${category}-1`, [newEvent('BeforeRestart')], 1)
 
         await sut.restart()
 
         await store().append(`${category}-1`, [newEvent('AfterRestart')], 2)
-        const second = collector()
-        const after = store().subscribe(before.position, second.handler)
-        await store().append(`${category}-2`, [newEvent('Live')], 'no_stream')
-        const head = await store().headPosition()
-        await eventually('the resumed subscription reaches the head', () => second.last() === head)
-        await after.stop()
+        const second = await resumedUntilLive(category, first.position)
 
-        const all = await store().readAll(start)
+        const all = await store().readAll(first.start)
         expect(all.map((e) => e.type)).toEqual(['One', 'Two', 'BeforeRestart', 'AfterRestart', 'Live'])
-        expect([...first.delivered, ...second.delivered]).toEqual(all)
+        expect([...first.delivered, ...second]).toEqual(all)
       })
 
       it('hands a batch whose handler threw over again, skipping nothing', async () => {

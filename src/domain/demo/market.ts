@@ -102,16 +102,14 @@ type Change =
   | { at: number; kind: 'seen' | 'verified' | 'delisted' | 'relisted' }
   | { at: number; kind: 'price'; factor: number }
 
-export function generateDemoFeed(options: DemoOptions, fx: FxTable = DEFAULT_FX): FeedRecord[] {
-  const { seed, listings, anchor } = options
-  if (!Number.isInteger(listings) || listings < MIN_DEMO_LISTINGS) {
-    throw new Error(`the demo market needs at least ${MIN_DEMO_LISTINGS} listings (one per zone), got ${listings}`)
-  }
-  const prng = seededPrng(`mirador-demo:${seed}`)
-  const end = Math.floor(anchor.getTime() / MINUTE) * MINUTE
-  const historyStart = end - HISTORY_DAYS * DAY
+/** A zone of the demo with its price level and yearly trend. */
+type Place = { country: Country; zone: number; level: number; trend: number }
 
-  // Zone price levels and yearly trends, drawn first so that they do not depend on the size.
+/** The zones, each country's, and each country's brokers of the demo. */
+type Places = { zones: Place[]; zonesOf: Map<Country, Place[]>; brokers: Map<Country, Broker[]> }
+
+/** Zone price levels and yearly trends, drawn first so that they do not depend on the size. */
+function drawPlaces(prng: Prng): Places {
   const zones = COUNTRIES.flatMap((country) =>
     Array.from({ length: MARKETS[country].zones }, (_, i) => ({
       country,
@@ -127,93 +125,137 @@ export function generateDemoFeed(options: DemoOptions, fx: FxTable = DEFAULT_FX)
       BROKER_NAMES.map((name, i) => ({ id: `${c.toLowerCase()}-brk-${String(i + 1).padStart(2, '0')}`, name })),
     ]),
   )
+  return { zones, zonesOf, brokers }
+}
 
-  const records: FeedRecord[] = []
-  for (let n = 0; n < listings; n++) {
-    // The first listings visit every zone once and every property type, so nothing is missing.
-    const place =
-      n < zones.length ? zones[n]! : prng.pick(zonesOf.get(prng.weighted(COUNTRIES.map((c) => [c, MARKETS[c].weight] as const)))!)
-    const market = MARKETS[place.country]
-    const kind = n < KIND_NAMES.length ? KIND_NAMES[n]! : prng.weighted(KIND_NAMES.map((k) => [k, KINDS[k].weight] as const))
-    const spec = KINDS[kind]
-    const operation: Operation = prng.chance(spec.saleShare) ? 'Venta' : 'Renta'
-    const source: Source = prng.chance(0.2) ? 'scraped' : 'broker'
-    const bedrooms = bedroomsOf(kind, prng)
-    const bathrooms = bathroomsOf(kind, bedrooms, prng)
-    const area = Math.round(spec.area[0] * (spec.area[1] / spec.area[0]) ** prng.next())
-    const currency: Currency = prng.chance(market.usdShare) ? 'USD' : market.currency
+/** The demo's time span, in epoch milliseconds: its end (`anchor` to the minute) and the start of its history. */
+type Span = { end: number; historyStart: number }
 
-    const listedAt = end - Math.floor(prng.between(0.2, 300) * 1440) * MINUTE
-    const firstSeen = Math.min(end, Math.max(listedAt, historyStart) + prng.int(0, 720) * MINUTE)
-    const yearsBeforeEnd = (end - listedAt) / (365 * DAY)
-    const saleUsd =
-      market.ppm2 * place.level * spec.ppm2Factor * area * Math.exp(0.16 * prng.normal()) * (1 - place.trend * yearsBeforeEnd)
-    const usd = operation === 'Venta' ? saleUsd : saleUsd * prng.between(0.0045, 0.0075)
-    let price = askingPrice(usd * fx[currency])
+/** What stays the same across a listing's lines, and the changes that make them. */
+type DrawnListing = Omit<FeedRecord, 'price' | 'verified_at' | 'status' | 'observed_at'> & {
+  price: number
+  verifiedAt: number | null
+  changes: Change[]
+}
 
-    const broker = source === 'broker' ? prng.pick(brokers.get(place.country)!) : null
-    const verifiedAt =
-      source === 'broker' && prng.chance(0.85) ? listedAt + Math.floor(prng.between(0.2, 14) * 1440) * MINUTE : null
+/** The `n`th listing of the demo, drawn from `prng` (the draws in this order keep the demo the same). */
+function drawListing(n: number, prng: Prng, places: Places, span: Span, fx: FxTable): DrawnListing {
+  const { end, historyStart } = span
+  // The first listings visit every zone once and every property type, so nothing is missing.
+  const place =
+    n < places.zones.length
+      ? places.zones[n]!
+      : prng.pick(places.zonesOf.get(prng.weighted(COUNTRIES.map((c) => [c, MARKETS[c].weight] as const)))!)
+  const market = MARKETS[place.country]
+  const kind = n < KIND_NAMES.length ? KIND_NAMES[n]! : prng.weighted(KIND_NAMES.map((k) => [k, KINDS[k].weight] as const))
+  const spec = KINDS[kind]
+  const operation: Operation = prng.chance(spec.saleShare) ? 'Venta' : 'Renta'
+  const source: Source = prng.chance(0.2) ? 'scraped' : 'broker'
+  const bedrooms = bedroomsOf(kind, prng)
+  const bathrooms = bathroomsOf(kind, bedrooms, prng)
+  const area = Math.round(spec.area[0] * (spec.area[1] / spec.area[0]) ** prng.next())
+  const currency: Currency = prng.chance(market.usdShare) ? 'USD' : market.currency
 
-    const changes: Change[] = [{ at: firstSeen, kind: 'seen' }]
-    if (verifiedAt !== null && verifiedAt <= end) changes.push({ at: Math.max(verifiedAt, firstSeen), kind: 'verified' })
-    const priceChanges = prng.weighted([[0, 60], [1, 28], [2, 12]])
-    for (let i = 0; i < priceChanges; i++) {
-      const factor = prng.chance(0.7) ? prng.between(0.88, 0.98) : prng.between(1.02, 1.08)
-      changes.push({ at: firstSeen + Math.floor(prng.between(3, 120) * 1440) * MINUTE, kind: 'price', factor })
-    }
-    if (prng.chance(0.35)) {
-      const delistedAt = firstSeen + Math.floor(prng.between(5, 200) * 1440) * MINUTE
-      changes.push({ at: delistedAt, kind: 'delisted' })
-      if (prng.chance(0.08)) changes.push({ at: delistedAt + Math.floor(prng.between(5, 40) * 1440) * MINUTE, kind: 'relisted' })
-    }
+  const listedAt = end - Math.floor(prng.between(0.2, 300) * 1440) * MINUTE
+  const firstSeen = Math.min(end, Math.max(listedAt, historyStart) + prng.int(0, 720) * MINUTE)
+  const yearsBeforeEnd = (end - listedAt) / (365 * DAY)
+  const saleUsd =
+    market.ppm2 * place.level * spec.ppm2Factor * area * Math.exp(0.16 * prng.normal()) * (1 - place.trend * yearsBeforeEnd)
+  const usd = operation === 'Venta' ? saleUsd : saleUsd * prng.between(0.0045, 0.0075)
+  const price = askingPrice(usd * fx[currency])
 
-    const sourceId =
-      source === 'broker'
-        ? `${broker!.id}-${String(n + 1).padStart(6, '0')}`
-        : `${prng.pick(PORTALS)}:${place.country.toLowerCase()}/${(n + 1) * 7919}`
-    const url =
-      source === 'broker'
-        ? `https://${broker!.id}.example/propiedades/${sourceId}`
-        : `https://${sourceId.split(':')[0]}.example/anuncio/${(n + 1) * 7919}`
-    const zone = zoneName(place.zone)
+  const broker = source === 'broker' ? prng.pick(places.brokers.get(place.country)!) : null
+  const verifiedAt =
+    source === 'broker' && prng.chance(0.85) ? listedAt + Math.floor(prng.between(0.2, 14) * 1440) * MINUTE : null
+  const changes = drawChanges(prng, firstSeen, verifiedAt, end)
 
-    // A line carries the whole state at its time; one is written at every change up to the end.
-    let status: 'active' | 'delisted' = 'active'
-    let lastAt = Number.NaN
-    for (const change of changes.filter((c) => c.at <= end).sort((a, b) => a.at - b.at)) {
-      if (change.kind === 'price') {
-        if (status === 'delisted') continue
-        const next = askingPrice(price * change.factor)
-        if (next === price) continue
-        price = next
-      }
-      if (change.kind === 'delisted') status = 'delisted'
-      if (change.kind === 'relisted') status = 'active'
-      // Changes within the same minute make one line, with the later state.
-      if (change.at === lastAt) records.pop()
-      lastAt = change.at
-      records.push({
-        source,
-        source_id: sourceId,
-        country: place.country,
-        zone,
-        operation,
-        property_type: kind,
-        price,
-        currency,
-        area_m2: area,
-        bedrooms,
-        bathrooms,
-        title: titleOf(market, kind, operation, zone, bedrooms),
-        broker,
-        url,
-        listed_at: new Date(listedAt).toISOString(),
-        verified_at: verifiedAt !== null && verifiedAt <= change.at ? new Date(verifiedAt).toISOString() : null,
-        status,
-        observed_at: new Date(change.at).toISOString(),
-      })
-    }
+  const sourceId =
+    source === 'broker'
+      ? `${broker!.id}-${String(n + 1).padStart(6, '0')}`
+      : `${prng.pick(PORTALS)}:${place.country.toLowerCase()}/${(n + 1) * 7919}`
+  const url =
+    source === 'broker'
+      ? `https://${broker!.id}.example/propiedades/${sourceId}`
+      : `https://${sourceId.split(':')[0]}.example/anuncio/${(n + 1) * 7919}`
+  const zone = zoneName(place.zone)
+  return {
+    source,
+    source_id: sourceId,
+    country: place.country,
+    zone,
+    operation,
+    property_type: kind,
+    price,
+    currency,
+    area_m2: area,
+    bedrooms,
+    bathrooms,
+    title: titleOf(market, kind, operation, zone, bedrooms),
+    broker,
+    url,
+    listed_at: new Date(listedAt).toISOString(),
+    verifiedAt,
+    changes,
   }
+}
+
+/** What happens to a listing seen first at `firstSeen`: verification, price changes, delisting and relisting. */
+function drawChanges(prng: Prng, firstSeen: number, verifiedAt: number | null, end: number): Change[] {
+  const changes: Change[] = [{ at: firstSeen, kind: 'seen' }]
+  if (verifiedAt !== null && verifiedAt <= end) changes.push({ at: Math.max(verifiedAt, firstSeen), kind: 'verified' })
+  const priceChanges = prng.weighted([[0, 60], [1, 28], [2, 12]])
+  for (let i = 0; i < priceChanges; i++) {
+    const factor = prng.chance(0.7) ? prng.between(0.88, 0.98) : prng.between(1.02, 1.08)
+    changes.push({ at: firstSeen + Math.floor(prng.between(3, 120) * 1440) * MINUTE, kind: 'price', factor })
+  }
+  if (prng.chance(0.35)) {
+    const delistedAt = firstSeen + Math.floor(prng.between(5, 200) * 1440) * MINUTE
+    changes.push({ at: delistedAt, kind: 'delisted' })
+    if (prng.chance(0.08)) changes.push({ at: delistedAt + Math.floor(prng.between(5, 40) * 1440) * MINUTE, kind: 'relisted' })
+  }
+  return changes
+}
+
+/** A listing's feed lines: a line carries the whole state at its time; one is written at every change up to `end`. */
+function linesOf(listing: DrawnListing, end: number): FeedRecord[] {
+  const { changes, verifiedAt, ...fixed } = listing
+  const lines: FeedRecord[] = []
+  let price = listing.price
+  let status: 'active' | 'delisted' = 'active'
+  let lastAt = Number.NaN
+  for (const change of changes.filter((c) => c.at <= end).sort((a, b) => a.at - b.at)) {
+    if (change.kind === 'price') {
+      if (status === 'delisted') continue
+      const next = askingPrice(price * change.factor)
+      if (next === price) continue
+      price = next
+    }
+    if (change.kind === 'delisted') status = 'delisted'
+    if (change.kind === 'relisted') status = 'active'
+    // Changes within the same minute make one line, with the later state.
+    if (change.at === lastAt) lines.pop()
+    lastAt = change.at
+    lines.push({
+      ...fixed,
+      price,
+      verified_at: verifiedAt !== null && verifiedAt <= change.at ? new Date(verifiedAt).toISOString() : null,
+      status,
+      observed_at: new Date(change.at).toISOString(),
+    })
+  }
+  return lines
+}
+
+export function generateDemoFeed(options: DemoOptions, fx: FxTable = DEFAULT_FX): FeedRecord[] {
+  const { seed, listings, anchor } = options
+  if (!Number.isInteger(listings) || listings < MIN_DEMO_LISTINGS) {
+    throw new Error(`the demo market needs at least ${MIN_DEMO_LISTINGS} listings (one per zone), got ${listings}`)
+  }
+  const prng = seededPrng(`mirador-demo:${seed}`)
+  const end = Math.floor(anchor.getTime() / MINUTE) * MINUTE
+  const span = { end, historyStart: end - HISTORY_DAYS * DAY }
+  const places = drawPlaces(prng)
+  const records: FeedRecord[] = []
+  for (let n = 0; n < listings; n++) records.push(...linesOf(drawListing(n, prng, places, span, fx), end))
   return records.sort((a, b) => (a.observed_at < b.observed_at ? -1 : a.observed_at > b.observed_at ? 1 : 0))
 }

@@ -1,0 +1,33 @@
+import type { Db } from '../db/port.ts'
+import type { Subscription } from './port.ts'
+
+/** What the SQL event store's reads, appends and subscriptions share (src/eventstore/sql-event-store.ts). */
+export type SqlLog = {
+  db: Db
+  /** Each live subscription's wake-up, with the categories it reads (none: all). */
+  wakers: Set<Waker>
+  /** The live subscriptions, stopped when the store closes. */
+  subscriptions: Set<Subscription>
+}
+
+export type Waker = { categories: readonly string[] | undefined; wake(): void }
+
+/** Wakes subscriptions on appends to their categories, in this process and (through it) the others. */
+export const NOTIFY_CHANNEL = 'mirador_events'
+/** Arbitrary constant naming the advisory lock that serialises appends (see docs/decisions.md, Event store). */
+export const APPEND_LOCK = 727_001
+/**
+ * Takes the append lock of the events table in use: advisory locks are the database's, so keyed by
+ * the schema too, or every stack sharing the database (one per schema) would wait for the others' appends.
+ */
+export const LOCK_APPENDS = 'select pg_advisory_xact_lock($1, hashtext(current_schema()))'
+
+/**
+ * Wakes the subscriptions that read one of `categories` (the payload of a notification: those of
+ * the events appended); the others would only read nothing. An empty list wakes them all.
+ */
+export function wakeReaders(wakers: ReadonlySet<Waker>, categories: readonly string[]): void {
+  for (const waker of wakers) {
+    if (categories.length === 0 || !waker.categories || waker.categories.some((c) => categories.includes(c))) waker.wake()
+  }
+}
