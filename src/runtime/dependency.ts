@@ -183,6 +183,8 @@ const BACK_FOR_LOG_MS = 1000
 export class Dependency {
   private down: { since: number; reason: string } | null = null
   private lastReachable: number
+  /** When it last answered after failing: what was begun before then met the outage, not the dependency as it is now. */
+  private lastRecovered = Number.NEGATIVE_INFINITY
   /**
    * The first failure since the last answer; `confirmed` once it is not one slow call alone (the
    * adapter could not reach the dependency, a probe failed, or another call failed too): only then are
@@ -207,6 +209,7 @@ export class Dependency {
   answered(): void {
     const now = this.clock()
     this.lastReachable = now
+    if (this.failing || this.down) this.lastRecovered = now
     this.failing = null
     if (this.down) {
       this.down = null
@@ -222,11 +225,13 @@ export class Dependency {
    * `certain`: a probe's failure, which no lost connection explains away. `slow`: a call that had its
    * whole deadline and no answer, which alone may be that call's (a long transaction), not the dependency's.
    * `began`: when the failed call or probe was made. A failure of one made before the dependency last
-   * answered is old news and changes nothing: a connection attempt begun during an outage that times
-   * out after the recovery, or a probe sent into a frozen server that fails once it is back.
+   * recovered (answered after failing) is old news and changes nothing: a connection attempt begun
+   * during an outage that times out after the recovery, or a probe sent into a frozen server that
+   * fails once it is back. One made while it was answering counts, whatever answered since: a server
+   * that freezes answers the calls before it and none after.
    */
   failed(reason: string, certain = false, slow = false, began?: number): void {
-    if (began !== undefined && began < this.lastReachable) return
+    if (began !== undefined && began < this.lastRecovered) return
     const now = this.clock()
     if (this.failing) this.failing.confirmed = true
     else this.failing = { since: now, confirmed: certain || !slow }

@@ -166,23 +166,39 @@ describe("a request's time, and the dependency a refusal names", () => {
 })
 
 describe('failures that are old news', () => {
-  it('a call begun before the dependency last answered fails without making it fail (a connection opened during an outage, timing out after it)', async () => {
+  it('a call begun during an outage that fails after the recovery changes nothing (a connection opened during the outage, timing out after it)', async () => {
     let now = 0
     const logged: string[] = []
     const database = new Dependency('read-model database', (event) => logged.push(event), () => now)
+    database.failed('ECONNREFUSED', true)
+    now = 50
     let timeOut: (error: unknown) => void = () => {}
-    const straggler = asRequest(() => database.call(() => new Promise((_, reject) => (timeOut = reject))))
-    // Meanwhile the database answers others…
+    const straggler = database.call(() => new Promise((_, reject) => (timeOut = reject)))
+    // The database is back: it answers the probes (outside any request), then requests…
     now = 100
+    expect(await database.call(answers)).toBe('answered')
+    now = 1200
     expect(await asRequest(() => database.call(answers))).toBe('answered')
     // …and then the straggler's connection attempt times out.
     now = 2000
     timeOut(new DependencyUnavailable('read-model database', 'CONNECT_TIMEOUT 127.0.0.1:6432'))
     await expect(straggler).rejects.toBeInstanceOf(DependencyUnavailable)
-    // The next request is not refused, and nothing is logged.
+    // The next request is not refused, and the outage was one: down, then up.
     expect(await asRequest(() => database.call(answers))).toBe('answered')
     expect(database.reachable).toBe(true)
-    expect(logged).toEqual([])
+    expect(logged).toEqual(['dependency_down', 'dependency_up'])
+  })
+
+  it('a probe sent just before a server froze counts when it fails, though the server answered others after it was sent', () => {
+    let now = 0
+    const database = new Dependency('read-model database', () => {}, () => now)
+    const probeBegan = now
+    // Calls in flight when the server froze are answered; nothing after.
+    now = 20
+    database.answered()
+    now = 500
+    database.failed('no answer within 500 ms', true, false, probeBegan)
+    expect(database.reachable).toBe(false)
   })
 
   it('a probe sent into a frozen server that fails once the server is back does not take it down again', () => {
