@@ -9,9 +9,9 @@ import type { ZoneFactsSource } from '../../src/domain/briefings/facts.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
-import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { AppError } from '../../src/shared/errors.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
+import { storeFor, type StoreEnv } from '../support/store.ts'
 
 /** The two briefing read models, as the server lists them among all (src/storage.ts). */
 export const BRIEFING_PROJECTIONS = [briefingCacheProjection, briefingUsageProjection]
@@ -33,18 +33,15 @@ export async function followBriefings(db: Db, store: EventStore): Promise<Follow
  * For the enclosing describe block: a database from `open`, its event store and the briefing read
  * models followed, ready in its tests and closed after them (the runner having met no error).
  */
-export function briefingStoreFor(open: () => Promise<Db>): { db: Db; store: EventStore; projections: Followed } {
-  const env = {} as { db: Db; store: EventStore; projections: Followed }
+export function briefingStoreFor(open: () => Promise<Db>): StoreEnv & { projections: Followed } {
+  const env = storeFor(open) as StoreEnv & { projections: Followed }
   beforeAll(async () => {
-    env.db = await open()
-    env.store = await openSqlEventStore(env.db)
     env.projections = await followBriefings(env.db, env.store)
   })
+  // Runs before storeFor's closing (after-hooks run in reverse order).
   afterAll(async () => {
     await env.projections.stop()
     expect(env.projections.errors).toEqual([])
-    await env.store.close()
-    await env.db.close()
   })
   return env
 }
