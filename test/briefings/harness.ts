@@ -11,7 +11,9 @@ import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 import { AppError } from '../../src/shared/errors.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
+import { reopenPostgres } from '../support/databases.ts'
 import { storeFor, type StoreEnv } from '../support/store.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 
 /** The two briefing read models, as the server lists them among all (src/storage.ts). */
 export const BRIEFING_PROJECTIONS = [briefingCacheProjection, briefingUsageProjection]
@@ -70,6 +72,23 @@ export function testService(db: Db, store: EventStore, facts: ZoneFactsSource, o
     quotas: options.quotas,
     idempotencyLeaseMs: options.leaseMs,
   })
+}
+
+/**
+ * Two processes' briefing services on one PostgreSQL schema: a pool of 5 connections each, each
+ * following the read models itself; `options[i]` for the service of process i. `close` ends both.
+ */
+export async function twoProcessesOn(schema: string, facts: ZoneFactsSource, options: ServiceOptions[] = []) {
+  const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
+  const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
+  const runners = [await followBriefings(dbs[0]!, stores[0]!), await followBriefings(dbs[1]!, stores[1]!)]
+  const services = dbs.map((db, i) => testService(db, stores[i]!, facts, options[i]))
+  const close = async () => {
+    for (const r of runners) await r.stop()
+    for (const s of stores) await s.close()
+    for (const d of dbs) await d.close()
+  }
+  return { stores, services, close }
 }
 
 /** The caller an API key of `ownerId` makes (key id `key_<owner>`). */

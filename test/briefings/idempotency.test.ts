@@ -2,14 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { quotaStream } from '../../src/domain/briefings/events.ts'
 import { idempotencyStream } from '../../src/domain/briefings/idempotency.ts'
-import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
-import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { AppError } from '../../src/shared/errors.ts'
 import { startTestSystem, type TestSystem } from '../support/app.ts'
-import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
+import { databaseTargets, uniqueSchema } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
-import { briefingStoreFor, caller, failure, followBriefings, type ServiceOptions, testClock, testService } from './harness.ts'
+import { briefingStoreFor, caller, failure, type ServiceOptions, testClock, testService, twoProcessesOn } from './harness.ts'
 
 const facts = fixtureFacts(gtZones(60))
 
@@ -169,12 +167,8 @@ const DATABASE_URL = process.env.DATABASE_URL
 if (!DATABASE_URL) console.warn('[skipped] Idempotency-Key across two PostgreSQL pools: DATABASE_URL is not set')
 describe.runIf(DATABASE_URL)('Idempotency-Key across two processes on one PostgreSQL', () => {
   test('12 concurrent retries with one key split across two pools: one writer call, one charge, one briefing', async () => {
-    const schema = uniqueSchema('idem')
-    const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
-    const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
-    const runners = [await followBriefings(dbs[0]!, stores[0]!), await followBriefings(dbs[1]!, stores[1]!)]
     const writers = [slowWriter(200), slowWriter(200)]
-    const services: BriefingService[] = [testService(dbs[0]!, stores[0]!, facts, { writer: writers[0] }), testService(dbs[1]!, stores[1]!, facts, { writer: writers[1] })]
+    const { stores, services, close } = await twoProcessesOn(uniqueSchema('idem'), facts, [{ writer: writers[0] }, { writer: writers[1] }])
     try {
       const results = await Promise.all(
         Array.from({ length: 12 }, (_, i) => services[i % 2]!.brief('homebuyer', { zone: 'Zona 13', profile: 'family' }, caller('max'), 'k-max')),
@@ -185,9 +179,7 @@ describe.runIf(DATABASE_URL)('Idempotency-Key across two processes on one Postgr
       expect(await stores[0]!.readStream(quotaStream('max', '2026-05'))).toHaveLength(1)
       expect((await quotaAudit(stores[1]!, 'max', '2026-05')).filter((e) => e.type === 'BriefingReplayed')).toHaveLength(11)
     } finally {
-      for (const r of runners) await r.stop()
-      for (const s of stores) await s.close()
-      for (const d of dbs) await d.close()
+      await close()
     }
   })
 })

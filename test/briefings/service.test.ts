@@ -17,7 +17,7 @@ import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { AppError } from '../../src/shared/errors.ts'
 import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
-import { BRIEFING_PROJECTIONS, briefingStoreFor, caller, failure, followBriefings, type ServiceOptions, testClock, testService } from './harness.ts'
+import { BRIEFING_PROJECTIONS, briefingStoreFor, caller, failure, followBriefings, type ServiceOptions, testClock, testService, twoProcessesOn } from './harness.ts'
 
 const ZONES = gtZones(400)
 const facts = fixtureFacts(ZONES)
@@ -225,18 +225,13 @@ const DATABASE_URL = process.env.DATABASE_URL
 describe.runIf(DATABASE_URL)('two processes on one PostgreSQL', () => {
   test('55 concurrent requests split across two pools: exactly 50 succeed; reopening keeps usage and cache', async () => {
     const schema = uniqueSchema('brf')
-    const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
-    const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
-    const runners = [await followBriefings(dbs[0]!, stores[0]!), await followBriefings(dbs[1]!, stores[1]!)]
-    const services = [serviceOn(dbs[0]!, stores[0]!), serviceOn(dbs[1]!, stores[1]!)]
+    const { stores, services, close } = await twoProcessesOn(schema, facts)
     const who = caller('kate')
     const { ok, rejected } = await concurrentDistinct(services, who, 100, 55)
     expect(ok).toBe(50)
     expect(rejected.map((e) => e.code)).toEqual(Array(5).fill('quota_exceeded'))
     expect(await stores[0]!.readStream(quotaStream('kate', '2026-05'))).toHaveLength(50)
-    for (const r of runners) await r.stop()
-    for (const s of stores) await s.close()
-    for (const d of dbs) await d.close()
+    await close()
 
     const db = await reopenPostgres(schema, 2)
     const store = await openSqlEventStore(db)
