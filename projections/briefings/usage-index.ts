@@ -25,10 +25,10 @@ export class UsageIndex {
       followRows<UsageRow, number>(
         db,
         sources,
-        briefingUsageProjection,
         {
+          projection: briefingUsageProjection,
+          table: 'usage',
           columns: 'owner_id, month, used',
-          table: (g) => (g.tables as { usage: string }).usage,
           id: (row) => keyOf(row.owner_id, row.month),
           value: (row) => toNumber(row.used),
         },

@@ -1,17 +1,8 @@
 import { IdTable } from './listing-ids.ts'
 import { grown, ListingColumns, type StatisticsListing } from '../../src/domain/market/listing-columns.ts'
 import type { Country } from '../../src/domain/market/vocabulary.ts'
-import {
-  changeWindowStart,
-  type CountryZoneFacts,
-  zoneFactsOf,
-  type Figures,
-  type ZoneNow,
-  type ZoneSeen,
-  type ZoneThen,
-  zoneNow,
-  zoneThen,
-} from '../../src/domain/market/zone-statistics.ts'
+import type { CountryZoneFacts, Figures, ZoneNow, ZoneSeen, ZoneThen } from '../../src/domain/market/zone-statistics.ts'
+import { changeWindowStart, zoneFactsOf, zoneNow, zoneThen } from '../../src/domain/market/zone-statistics.ts'
 
 /**
  * One history interval of a listing (a row of the listings read model's `history` table, version 3):

@@ -20,16 +20,8 @@ import {
   zonesOf,
   zonesThen,
 } from './zone-rows.ts'
-import {
-  type CountryZoneFacts,
-  zoneFactsOf,
-  type Figures,
-  type ZoneNow,
-  type ZoneSeen,
-  type ZoneThen,
-  zoneDetailAt,
-  zonesAt,
-} from '../../src/domain/market/zone-statistics.ts'
+import type { CountryZoneFacts, Figures, ZoneNow, ZoneSeen, ZoneThen } from '../../src/domain/market/zone-statistics.ts'
+import { zoneFactsOf, zoneDetailAt, zonesAt } from '../../src/domain/market/zone-statistics.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
 import { outsideRequests } from '../../src/runtime/dependency.ts'
 import { fail } from '../../src/shared/errors.ts'

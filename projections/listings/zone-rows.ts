@@ -4,17 +4,8 @@ import type { Row, Sql } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
 import { ListingColumns, type StatisticsListing } from '../../src/domain/market/listing-columns.ts'
 import type { Country } from '../../src/domain/market/vocabulary.ts'
-import {
-  changeWindowStart,
-  type CountryZoneFacts,
-  zoneFactsOf,
-  type Figures,
-  type ZoneNow,
-  type ZoneSeen,
-  type ZoneThen,
-  zoneNow,
-  zoneThen,
-} from '../../src/domain/market/zone-statistics.ts'
+import type { CountryZoneFacts, Figures, ZoneNow, ZoneSeen, ZoneThen } from '../../src/domain/market/zone-statistics.ts'
+import { changeWindowStart, zoneFactsOf, zoneNow, zoneThen } from '../../src/domain/market/zone-statistics.ts'
 
 /**
  * The rows the zone statistics are computed from, selected from a generation of the listings read

@@ -3,7 +3,7 @@ import { toIso } from '../../src/db/port.ts'
 import type { Scope } from '../../src/domain/keys/key.ts'
 import type { Tier } from '../../src/domain/owners/owner.ts'
 import type { Follower, LiveAdvancing } from '../engine/follow.ts'
-import { followRows, type Rows } from '../engine/follow-rows.ts'
+import { followRows, type Rows, type RowsRead } from '../engine/follow-rows.ts'
 import type { LiveTables } from '../engine/live-tables.ts'
 import { apiKeysProjection } from './api-keys.ts'
 import { ownersProjection } from './owners.ts'
@@ -36,37 +36,28 @@ export class KeyIndex {
   ) {}
 
   static follow(db: Db, sources: { live: LiveTables; advancing: LiveAdvancing }, onError: (error: unknown) => void): KeyIndex {
+    const follow = <R extends { position: unknown }, V, K extends string>(read: RowsRead<R, V, K>) => followRows(db, sources, read, onError)
     return new KeyIndex(
-      followRows<OwnerRow, IndexedOwner>(
-        db,
-        sources,
-        ownersProjection,
-        {
-          columns: 'owner_id, tier, status',
-          table: (g) => (g.tables as { owners: string }).owners,
-          id: (row) => row.owner_id,
-          value: (row) => ({ tier: row.tier, status: row.status }),
-        },
-        onError,
-      ),
-      followRows<KeyRow, IndexedKey>(
-        db,
-        sources,
-        apiKeysProjection,
-        {
-          columns: 'key_id, owner_id, key_hash, scopes, status, grace_ends_at',
-          table: (g) => (g.tables as { keys: string }).keys,
-          id: (row) => row.key_hash,
-          value: (row) => ({
-            keyId: row.key_id,
-            ownerId: row.owner_id,
-            scopes: row.scopes,
-            status: row.status,
-            expiresAt: row.grace_ends_at == null ? null : Date.parse(toIso(row.grace_ends_at)),
-          }),
-        },
-        onError,
-      ),
+      follow<OwnerRow, IndexedOwner, 'owners'>({
+        projection: ownersProjection,
+        table: 'owners',
+        columns: 'owner_id, tier, status',
+        id: (row) => row.owner_id,
+        value: (row) => ({ tier: row.tier, status: row.status }),
+      }),
+      follow<KeyRow, IndexedKey, 'keys'>({
+        projection: apiKeysProjection,
+        table: 'keys',
+        columns: 'key_id, owner_id, key_hash, scopes, status, grace_ends_at',
+        id: (row) => row.key_hash,
+        value: (row) => ({
+          keyId: row.key_id,
+          ownerId: row.owner_id,
+          scopes: row.scopes,
+          status: row.status,
+          expiresAt: row.grace_ends_at == null ? null : Date.parse(toIso(row.grace_ends_at)),
+        }),
+      }),
     )
   }
 

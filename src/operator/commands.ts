@@ -16,16 +16,14 @@ import { keyIssue } from './commands/key-issue.ts'
 import { keyList } from './commands/key-list.ts'
 import { keyRevoke } from './commands/key-revoke.ts'
 import { keyRoll } from './commands/key-roll.ts'
-import { ownerActivate } from './commands/owner-activate.ts'
 import { ownerCreate } from './commands/owner-create.ts'
-import { ownerDeactivate } from './commands/owner-deactivate.ts'
+import { ownerActivate, ownerDeactivate } from './commands/owner-status.ts'
 import { ownerSetTier } from './commands/owner-set-tier.ts'
 import { projectionsDiff } from './commands/projections-diff.ts'
-import { projectionsPromote } from './commands/projections-promote.ts'
 import { projectionsPrune } from './commands/projections-prune.ts'
 import { projectionsRebuild } from './commands/projections-rebuild.ts'
-import { projectionsRollback } from './commands/projections-rollback.ts'
 import { projectionsStatus } from './commands/projections-status.ts'
+import { projectionsPromote, projectionsRollback } from './commands/projections-switch.ts'
 
 /** Every operator command, in the order `--help` lists them: the CLI's parser, help and output are built from this list. */
 export const operatorCommands: readonly OperatorCommand[] = [

@@ -9,6 +9,18 @@ import { bodyArbs, facts, factsArb } from './fixtures.ts'
 const RUNS = { numRuns: 300 }
 const rank = (persona: Persona, verdict: string) => persona.verdicts.indexOf(verdict)
 const verdictOf = (persona: Persona, body: Record<string, unknown>, f: ZoneFacts) => persona.assess(persona.parse(body), f).verdict
+
+/** For any body and facts, two values of `field` in [min, max]: the larger one's verdict stands at the same or an earlier place in `persona.verdicts`. */
+function verdictNeverLaterWithMore(persona: Persona, field: string, min: number, max: number) {
+  const value = fc.double({ min, max, noNaN: true })
+  fc.assert(
+    fc.property(bodyArbs[persona.id]!, factsArb, value, value, (body, f, a, b) => {
+      const [small, big] = a <= b ? [a, b] : [b, a]
+      expect(rank(persona, verdictOf(persona, { ...body, [field]: big }, f))).toBeLessThanOrEqual(rank(persona, verdictOf(persona, { ...body, [field]: small }, f)))
+    }),
+    RUNS,
+  )
+}
 const confidenceRank = (c: string) => CONFIDENCE_LEVELS.indexOf(c as (typeof CONFIDENCE_LEVELS)[number])
 
 describe('every persona', () => {
@@ -60,17 +72,8 @@ describe('every persona', () => {
 
 describe('verdicts move the right way', () => {
   test('broker: a lower asking price never gets a higher-price verdict', () => {
-    const broker = PERSONAS.broker
-    fc.assert(
-      fc.property(bodyArbs.broker!, factsArb, fc.double({ min: 1000, max: 1e7, noNaN: true }), fc.double({ min: 1000, max: 1e7, noNaN: true }), (body, f, a, b) => {
-        const [low, high] = a <= b ? [a, b] : [b, a]
-        const lowVerdict = verdictOf(broker, { ...body, asking_price_usd: low }, f)
-        const highVerdict = verdictOf(broker, { ...body, asking_price_usd: high }, f)
-        // verdicts are ordered ABOVE, AT, BELOW: a lower price sits at the same or a later index
-        expect(rank(broker, lowVerdict)).toBeGreaterThanOrEqual(rank(broker, highVerdict))
-      }),
-      RUNS,
-    )
+    // verdicts are ordered ABOVE, AT, BELOW: a higher price sits at the same or an earlier index
+    verdictNeverLaterWithMore(PERSONAS.broker, 'asking_price_usd', 1000, 1e7)
   })
 
   test('broker: the asking price decides against the property type median per m²', () => {
@@ -83,16 +86,7 @@ describe('verdicts move the right way', () => {
   })
 
   test('homebuyer: a bigger budget never gives a worse verdict', () => {
-    const homebuyer = PERSONAS.homebuyer
-    fc.assert(
-      fc.property(bodyArbs.homebuyer!, factsArb, fc.double({ min: 1000, max: 5e6, noNaN: true }), fc.double({ min: 1000, max: 5e6, noNaN: true }), (body, f, a, b) => {
-        const [small, big] = a <= b ? [a, b] : [b, a]
-        const smallVerdict = verdictOf(homebuyer, { ...body, budget_usd: small }, f)
-        const bigVerdict = verdictOf(homebuyer, { ...body, budget_usd: big }, f)
-        expect(rank(homebuyer, bigVerdict)).toBeLessThanOrEqual(rank(homebuyer, smallVerdict))
-      }),
-      RUNS,
-    )
+    verdictNeverLaterWithMore(PERSONAS.homebuyer, 'budget_usd', 1000, 5e6)
   })
 
   test('homebuyer: a zone dearer against the country never looks like a better deal', () => {
@@ -108,16 +102,7 @@ describe('verdicts move the right way', () => {
   })
 
   test('investor: a bigger budget never gives a worse verdict', () => {
-    const investor = PERSONAS.investor
-    fc.assert(
-      fc.property(bodyArbs.investor!, factsArb, fc.double({ min: 1000, max: 5e6, noNaN: true }), fc.double({ min: 1000, max: 5e6, noNaN: true }), (body, f, a, b) => {
-        const [small, big] = a <= b ? [a, b] : [b, a]
-        expect(rank(investor, verdictOf(investor, { ...body, budget_usd: big }, f))).toBeLessThanOrEqual(
-          rank(investor, verdictOf(investor, { ...body, budget_usd: small }, f)),
-        )
-      }),
-      RUNS,
-    )
+    verdictNeverLaterWithMore(PERSONAS.investor, 'budget_usd', 1000, 5e6)
   })
 
   test('investor: aggressive is never more cautious than balanced, balanced never more than conservative', () => {

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
-import type { Briefed, Caller } from '../../src/briefings/deps.ts'
+import type { Briefed } from '../../src/briefings/deps.ts'
 import { cacheHitStream, quotaStream } from '../../src/domain/briefings/events.ts'
 import { DEFAULT_LEASE_MS, idempotencyStream } from '../../src/domain/briefings/idempotency.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
-import type { Db } from '../../src/db/port.ts'
 import { type EventStore, EventStoreUnavailable, type NewEvent } from '../../src/eventstore/port.ts'
-import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { AppError } from '../../src/shared/errors.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
-import { briefingServiceOn, followBriefings } from './harness.ts'
+import { briefingServiceOn, briefingStoreFor, caller } from './harness.ts'
 
 /**
  * A briefing under an Idempotency-Key is three appends to three streams: the claim of the key, the
@@ -24,7 +22,6 @@ const facts = fixtureFacts(gtZones(40))
 const T0 = new Date('2026-05-20T10:00:00Z')
 /** Past the lease of a claim made at T0: when a later process may take the key over. */
 const AFTER_LEASE = new Date(T0.getTime() + DEFAULT_LEASE_MS + 1000)
-const caller = (ownerId: string): Caller => ({ ownerId, keyId: `key_${ownerId}`, tier: 'pro' })
 const body = (zone: number) => ({ zone: `Zona ${zone}`, profile: 'balanced' })
 
 type Appended = { stream: string; events: readonly NewEvent[] }
@@ -107,28 +104,15 @@ function gatedWriter(): BriefingWriter & { calls: number; hold(): { reached: Pro
 
 for (const target of databaseTargets('briefings interrupted between appends')) {
   describe(`a briefing under an Idempotency-Key interrupted between its appends (${target.name})`, () => {
-    let db: Db
-    let store: EventStore
-    let projections: Awaited<ReturnType<typeof followBriefings>>
+    const env = briefingStoreFor(target.open)
     const serviceOn = (on: EventStore, now: Date, writer: BriefingWriter = localAnalyst): BriefingService =>
-      briefingServiceOn(db, on, { facts, writer, clock: () => now, random: cryptoRandom })
-    const charges = async (owner: string) => (await store.readStream(quotaStream(owner, '2026-05'))).map((e) => e.data.briefing_id)
-    const keyHistory = async (owner: string, key: string) => (await store.readStream(idempotencyStream(owner, key))).map((e) => e.type)
-
-    beforeAll(async () => {
-      db = await target.open()
-      store = await openSqlEventStore(db)
-      projections = await followBriefings(db, store)
-    })
-    afterAll(async () => {
-      await projections.stop()
-      await store.close()
-      await db.close()
-    })
+      briefingServiceOn(env.db, on, { facts, writer, clock: () => now, random: cryptoRandom })
+    const charges = async (owner: string) => (await env.store.readStream(quotaStream(owner, '2026-05'))).map((e) => e.data.briefing_id)
+    const keyHistory = async (owner: string, key: string) => (await env.store.readStream(idempotencyStream(owner, key))).map((e) => e.type)
 
     test('the completion fails after the charge: the request fails; its retry gets that briefing, charged once', async () => {
       const who = caller('ann')
-      const failing = failingOnce(store, ({ events }) => events[0]?.type === 'IdempotencyKeyCompleted')
+      const failing = failingOnce(env.store, ({ events }) => events[0]?.type === 'IdempotencyKeyCompleted')
       const first = await serviceOn(failing, T0)
         .brief('investor', body(1), who, 'order-1')
         .then(
@@ -140,13 +124,13 @@ for (const target of databaseTargets('briefings interrupted between appends')) {
       const [charged] = await charges('ann')
       expect(charged).toBeDefined()
 
-      const retry = await serviceOn(store, new Date(T0.getTime() + 2000)).brief('investor', body(1), who, 'order-1')
+      const retry = await serviceOn(env.store, new Date(T0.getTime() + 2000)).brief('investor', body(1), who, 'order-1')
       expect(retry).toMatchObject({ replayed: false, briefing: { briefing_id: charged, cached: false, usage: { used: 1, quota: 50 } } })
       expect(await charges('ann')).toEqual([charged])
       expect(await keyHistory('ann', 'order-1')).toEqual(['IdempotencyKeyClaimed', 'IdempotencyKeyReleased', 'IdempotencyKeyClaimed', 'IdempotencyKeyCompleted'])
       // And from then on it is the key's result: replayed, free.
-      expect(await serviceOn(store, new Date(T0.getTime() + 3000)).brief('investor', body(1), who, 'order-1')).toEqual({ replayed: true, briefing: retry.briefing })
-      expect((await quotaAudit(store, 'ann', '2026-05')).map((e) => [e.type, e.used])).toEqual([
+      expect(await serviceOn(env.store, new Date(T0.getTime() + 3000)).brief('investor', body(1), who, 'order-1')).toEqual({ replayed: true, briefing: retry.briefing })
+      expect((await quotaAudit(env.store, 'ann', '2026-05')).map((e) => [e.type, e.used])).toEqual([
         ['BriefingGenerated', 1],
         ['BriefingReplayed', 1],
       ])
@@ -161,17 +145,17 @@ for (const target of databaseTargets('briefings interrupted between appends')) {
             const who = caller(owner)
             const zone = path === 'generated' ? 10 + n * 2 + (when === 'after' ? 1 : 0) : 30
             if (path === 'cache hit') {
-              await serviceOn(store, T0).brief('investor', body(zone), caller('warm-cache'))
+              await serviceOn(env.store, T0).brief('investor', body(zone), caller('warm-cache'))
               // The cache is a read model: the briefing is a hit only once its projection has applied it.
-              await projections.runner.catchUp()
+              await env.projections.runner.catchUp()
             }
-            const dying = dyingAt(store, n, when)
+            const dying = dyingAt(env.store, n, when)
             await expect(serviceOn(dying, T0).brief('investor', body(zone), who, 'k')).rejects.toThrow()
 
-            const retried: Briefed = await serviceOn(store, AFTER_LEASE).brief('investor', body(zone), who, 'k')
+            const retried: Briefed = await serviceOn(env.store, AFTER_LEASE).brief('investor', body(zone), who, 'k')
 
             const charged = await charges(owner)
-            const hits = (await store.readStream(cacheHitStream(owner, '2026-05'))).map((e) => e.data.briefing_id)
+            const hits = (await env.store.readStream(cacheHitStream(owner, '2026-05'))).map((e) => e.data.briefing_id)
             if (path === 'generated') {
               expect(charged).toEqual([retried.briefing.briefing_id])
               expect(retried.briefing).toMatchObject({ cached: false, usage: { used: 1 } })
@@ -192,10 +176,10 @@ for (const target of databaseTargets('briefings interrupted between appends')) {
       const who = caller('cid')
       const late = gatedWriter()
       const held = late.hold()
-      const slow = serviceOn(store, T0, late).brief('investor', body(35), who, 'k-cid')
+      const slow = serviceOn(env.store, T0, late).brief('investor', body(35), who, 'k-cid')
       await held.reached
 
-      const takeover = await serviceOn(store, AFTER_LEASE).brief('investor', body(35), who, 'k-cid')
+      const takeover = await serviceOn(env.store, AFTER_LEASE).brief('investor', body(35), who, 'k-cid')
       expect(takeover).toMatchObject({ replayed: false, briefing: { cached: false, usage: { used: 1 } } })
       held.release()
       // Its charge is the attempt's, recorded already: nothing is written; it cannot complete the key, and replays its result.
@@ -205,13 +189,13 @@ for (const target of databaseTargets('briefings interrupted between appends')) {
 
     test('a claimant that outlives its lease and charges before the request taking over looks: that one completes the key from this charge', async () => {
       const who = caller('dot')
-      const slowStore = failingOnce(store, ({ events }) => events[0]?.type === 'IdempotencyKeyCompleted')
+      const slowStore = failingOnce(env.store, ({ events }) => events[0]?.type === 'IdempotencyKeyCompleted')
       // The first run charges, then fails to complete (and releases the key, its charge possibly recorded).
       await expect(serviceOn(slowStore, T0).brief('investor', body(36), who, 'k-dot')).rejects.toThrow()
       const [charged] = await charges('dot')
       // Another body with the key meanwhile: refused, the key's attempt may hold a charge for the first.
-      await expect(serviceOn(store, T0).brief('investor', body(37), who, 'k-dot')).rejects.toMatchObject({ code: 'idempotency_conflict' })
-      const retry = await serviceOn(store, T0).brief('investor', body(36), who, 'k-dot')
+      await expect(serviceOn(env.store, T0).brief('investor', body(37), who, 'k-dot')).rejects.toMatchObject({ code: 'idempotency_conflict' })
+      const retry = await serviceOn(env.store, T0).brief('investor', body(36), who, 'k-dot')
       expect(retry.briefing.briefing_id).toBe(charged)
       expect(await charges('dot')).toEqual([charged])
     })

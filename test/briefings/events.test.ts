@@ -1,17 +1,15 @@
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { cacheHitStream, quotaStream } from '../../src/domain/briefings/events.ts'
 import { idempotencyStream, replayStream } from '../../src/domain/briefings/idempotency.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { openPglite } from '../../src/db/pglite.ts'
-import type { Db } from '../../src/db/port.ts'
-import { categoryOf, type EventStore } from '../../src/eventstore/port.ts'
-import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { categoryOf } from '../../src/eventstore/port.ts'
 import { OWNER_ID_PATTERN } from '../../src/domain/owners/owner.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
-import { briefingServiceOn, followBriefings } from './harness.ts'
+import { briefingServiceOn, briefingStoreFor, caller } from './harness.ts'
 
 const ownerId = fc.stringMatching(new RegExp(OWNER_ID_PATTERN))
 const month = fc.tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 })).map(([y, m]) => `${y}-${String(m).padStart(2, '0')}`)
@@ -45,30 +43,19 @@ describe('owner-month stream names with hyphenated owner ids', () => {
 })
 
 describe('owners "acme" and "acme-corp" side by side', () => {
-  let db: Db
-  let store: EventStore
-  beforeAll(async () => {
-    db = await openPglite()
-    store = await openSqlEventStore(db)
-  })
-  afterAll(async () => {
-    await store.close()
-    await db.close()
-  })
+  const env = briefingStoreFor(openPglite)
 
   test('each audit and usage sees only its own owner\'s briefings', async () => {
-    const projections = await followBriefings(db, store)
     const at = new Date('2026-05-20T10:00:00Z')
-    const service = briefingServiceOn(db, store, { facts: fixtureFacts(gtZones(5)), writer: localAnalyst, clock: () => at, random: cryptoRandom })
-    const brief = (owner: string, zone: number) => service.brief('investor', { zone: `Zona ${zone}`, profile: 'balanced' }, { ownerId: owner, keyId: `key_${owner}`, tier: 'pro' })
+    const service = briefingServiceOn(env.db, env.store, { facts: fixtureFacts(gtZones(5)), writer: localAnalyst, clock: () => at, random: cryptoRandom })
+    const brief = (owner: string, zone: number) => service.brief('investor', { zone: `Zona ${zone}`, profile: 'balanced' }, caller(owner))
     await brief('acme', 1)
     await brief('acme-corp', 2)
     await brief('acme-corp', 3)
     await brief('acme-corp', 1)
-    expect((await quotaAudit(store, 'acme', '2026-05')).map((e) => e.type)).toEqual(['BriefingGenerated'])
-    expect((await quotaAudit(store, 'acme-corp', '2026-05')).map((e) => e.type)).toEqual(['BriefingGenerated', 'BriefingGenerated', 'BriefingServedFromCache'])
+    expect((await quotaAudit(env.store, 'acme', '2026-05')).map((e) => e.type)).toEqual(['BriefingGenerated'])
+    expect((await quotaAudit(env.store, 'acme-corp', '2026-05')).map((e) => e.type)).toEqual(['BriefingGenerated', 'BriefingGenerated', 'BriefingServedFromCache'])
     expect(await service.usage('acme', 'pro', at)).toMatchObject({ used: 1 })
     expect(await service.usage('acme-corp', 'pro', at)).toMatchObject({ used: 2 })
-    await projections.stop()
   })
 })

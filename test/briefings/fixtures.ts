@@ -137,50 +137,26 @@ export const factsArb: fc.Arbitrary<ZoneFacts> = fc.record({ zone: zoneArb, coun
 const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined })
 const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
 
+/** Valid bodies of a persona: Zona 10, one of its `profiles`, maybe a language, and maybe each of `extra`. */
+const bodyArb = (profiles: string[], extra: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> =>
+  fc
+    .record({
+      zone: fc.constant('Zona 10'),
+      profile: fc.constantFrom(...profiles),
+      language: optional(fc.constantFrom('es', 'en', 'pt')),
+      ...Object.fromEntries(Object.entries(extra).map(([field, arb]) => [field, optional(arb)])),
+    })
+    .map(withoutUndefined)
+
 /** Valid request bodies for each persona (before defaults). */
 export const bodyArbs: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
-  investor: fc
-    .record({
-      zone: fc.constant('Zona 10'),
-      profile: fc.constantFrom('conservative', 'balanced', 'aggressive'),
-      language: optional(fc.constantFrom('es', 'en', 'pt')),
-      budget_usd: optional(money(1000, 5_000_000)),
-      horizon_years: optional(fc.integer({ min: 1, max: 30 })),
-    })
-    .map(withoutUndefined),
-  homebuyer: fc
-    .record({
-      zone: fc.constant('Zona 10'),
-      profile: fc.constantFrom('first_time', 'family', 'downsizer'),
-      language: optional(fc.constantFrom('es', 'en', 'pt')),
-      budget_usd: optional(money(1000, 5_000_000)),
-      bedrooms: optional(fc.integer({ min: 0, max: 10 })),
-    })
-    .map(withoutUndefined),
-  landlord: fc
-    .record({
-      zone: fc.constant('Zona 10'),
-      profile: fc.constantFrom('long_term', 'short_term', 'corporate'),
-      language: optional(fc.constantFrom('es', 'en', 'pt')),
-      property_type: optional(fc.constantFrom(...PROPERTY_TYPES)),
-    })
-    .map(withoutUndefined),
-  developer: fc
-    .record({
-      zone: fc.constant('Zona 10'),
-      profile: fc.constantFrom('residential', 'commercial', 'mixed_use'),
-      language: optional(fc.constantFrom('es', 'en', 'pt')),
-      lot_m2: optional(money(10, 1_000_000)),
-    })
-    .map(withoutUndefined),
-  broker: fc
-    .record({
-      zone: fc.constant('Zona 10'),
-      profile: fc.constantFrom('listing_agent', 'buyer_agent'),
-      language: optional(fc.constantFrom('es', 'en', 'pt')),
-      property_type: optional(fc.constantFrom(...PROPERTY_TYPES)),
-      asking_price_usd: optional(money(1000, 10_000_000)),
-      area_m2: optional(money(10, 10_000)),
-    })
-    .map(withoutUndefined),
+  investor: bodyArb(['conservative', 'balanced', 'aggressive'], { budget_usd: money(1000, 5_000_000), horizon_years: fc.integer({ min: 1, max: 30 }) }),
+  homebuyer: bodyArb(['first_time', 'family', 'downsizer'], { budget_usd: money(1000, 5_000_000), bedrooms: fc.integer({ min: 0, max: 10 }) }),
+  landlord: bodyArb(['long_term', 'short_term', 'corporate'], { property_type: fc.constantFrom(...PROPERTY_TYPES) }),
+  developer: bodyArb(['residential', 'commercial', 'mixed_use'], { lot_m2: money(10, 1_000_000) }),
+  broker: bodyArb(['listing_agent', 'buyer_agent'], {
+    property_type: fc.constantFrom(...PROPERTY_TYPES),
+    asking_price_usd: money(1000, 10_000_000),
+    area_m2: money(10, 10_000),
+  }),
 }

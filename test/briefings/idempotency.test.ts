@@ -2,26 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { quotaStream } from '../../src/domain/briefings/events.ts'
 import { idempotencyStream } from '../../src/domain/briefings/idempotency.ts'
-import type { BriefingService } from '../../src/briefings/service.ts'
-import type { Caller } from '../../src/briefings/deps.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
-import type { Db } from '../../src/db/port.ts'
-import type { EventStore } from '../../src/eventstore/port.ts'
-import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { AppError } from '../../src/shared/errors.ts'
-import { cryptoRandom } from '../../src/shared/random.ts'
 import { startTestSystem, type TestSystem } from '../support/app.ts'
-import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
+import { databaseTargets, uniqueSchema } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
-import { briefingServiceOn, followBriefings } from './harness.ts'
+import { briefingStoreFor, caller, failure, type ServiceOptions, testClock, testService, twoProcessesOn } from './harness.ts'
 
 const facts = fixtureFacts(gtZones(60))
-type Clock = { now: Date; (): Date }
-const testClock = (iso: string): Clock => {
-  const clock = (() => clock.now) as Clock
-  clock.now = new Date(iso)
-  return clock
-}
 
 /** The local analyst, slowed down (so that requests overlap) and counting its calls. */
 function slowWriter(ms: number): BriefingWriter & { calls: number; failNext: number } {
@@ -41,49 +29,16 @@ function slowWriter(ms: number): BriefingWriter & { calls: number; failNext: num
   return writer
 }
 
-/** A service on `db` and `store`, whose read models a projection runner keeps current (followBriefings). */
-function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; writer?: BriefingWriter; leaseMs?: number; quotas?: { pro: number; enterprise: number } } = {}) {
-  return briefingServiceOn(db, store, {
-    facts,
-    writer: options.writer ?? localAnalyst,
-    clock: options.clock ?? testClock('2026-05-20T10:00:00Z'),
-    random: cryptoRandom,
-    quotas: options.quotas,
-    idempotencyLeaseMs: options.leaseMs,
-  })
-}
-
-const caller = (ownerId: string, tier: Caller['tier'] = 'pro'): Caller => ({ ownerId, keyId: `key_${ownerId}`, tier })
 const body = (zone: number, extra: Record<string, unknown> = {}) => ({ zone: `Zona ${zone}`, profile: 'balanced', ...extra })
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  )
-  expect(error).toBeInstanceOf(AppError)
-  return error as AppError
-}
 
 for (const target of databaseTargets('idempotent briefings')) {
   describe(`Idempotency-Key on briefings (${target.name})`, () => {
-    let db: Db
-    let store: EventStore
-    let projections: Awaited<ReturnType<typeof followBriefings>>
-    beforeAll(async () => {
-      db = await target.open()
-      store = await openSqlEventStore(db)
-      projections = await followBriefings(db, store)
-    })
-    afterAll(async () => {
-      await projections.stop()
-      await store.close()
-      await db.close()
-    })
+    const env = briefingStoreFor(target.open)
+    const serviceOn = (options?: ServiceOptions) => testService(env.db, env.store, facts, options)
 
     test('the same key and body return the first result: same briefing, one charge, one writer call; recorded and audited', async () => {
       const writer = slowWriter(0)
-      const service = serviceOn(db, store, { writer })
+      const service = serviceOn({ writer })
       const who = caller('alice')
       const first = await service.brief('investor', body(1), who, 'order-1')
       expect(first.replayed).toBe(false)
@@ -92,23 +47,23 @@ for (const target of databaseTargets('idempotent briefings')) {
       const again = await service.brief('investor', { profile: 'balanced', language: 'es', country: 'gt', zone: 'Zona 1' }, who, 'order-1')
       expect(again).toEqual({ replayed: true, briefing: first.briefing })
       expect(writer.calls).toBe(1)
-      expect(await store.readStream(quotaStream('alice', '2026-05'))).toHaveLength(1)
+      expect(await env.store.readStream(quotaStream('alice', '2026-05'))).toHaveLength(1)
       expect(await service.usage('alice', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
 
-      const audit = await quotaAudit(store, 'alice', '2026-05')
+      const audit = await quotaAudit(env.store, 'alice', '2026-05')
       expect(audit.map((e) => [e.type, e.charged, e.used, e.briefing_id, e.idempotency_key])).toEqual([
         ['BriefingGenerated', true, 1, first.briefing.briefing_id, 'order-1'],
         ['BriefingReplayed', false, 1, first.briefing.briefing_id, 'order-1'],
       ])
-      const history = await store.readStream(idempotencyStream('alice', 'order-1'))
+      const history = await env.store.readStream(idempotencyStream('alice', 'order-1'))
       expect(history.map((e) => e.type)).toEqual(['IdempotencyKeyClaimed', 'IdempotencyKeyCompleted'])
     })
 
     test('the same key with another body or persona is 409 idempotency_conflict and charges nothing', async () => {
-      const service = serviceOn(db, store)
+      const service = serviceOn()
       const who = caller('bob')
       await service.brief('investor', body(2), who, 'k-bob')
-      const charges = () => store.readStream(quotaStream('bob', '2026-05'))
+      const charges = () => env.store.readStream(quotaStream('bob', '2026-05'))
       const other = await failure(service.brief('investor', body(3), who, 'k-bob'))
       expect(other.code).toBe('idempotency_conflict')
       expect(other.message).toMatch(/Idempotency-Key "k-bob" was used for a different body or persona/)
@@ -118,7 +73,7 @@ for (const target of databaseTargets('idempotent briefings')) {
     })
 
     test('keys belong to their owner: another owner\'s identical key is independent', async () => {
-      const service = serviceOn(db, store)
+      const service = serviceOn()
       const carol = await service.brief('investor', body(4), caller('carol'), 'shared-key')
       // Another body under the same key is no conflict for dave: it is his key.
       const dave = await service.brief('investor', body(5), caller('dave'), 'shared-key')
@@ -131,7 +86,7 @@ for (const target of databaseTargets('idempotent briefings')) {
 
     test('errors are not results: after a 404, a 429 or a 502 the key is free, and a retry runs afresh', async () => {
       const writer = slowWriter(0)
-      const service = serviceOn(db, store, { writer })
+      const service = serviceOn({ writer })
       const who = caller('fay')
       expect((await failure(service.brief('investor', body(999), who, 'k-fay'))).code).toBe('not_found')
       writer.failNext = 1
@@ -139,7 +94,7 @@ for (const target of databaseTargets('idempotent briefings')) {
       const retried = await service.brief('investor', body(6), who, 'k-fay')
       expect(retried).toMatchObject({ replayed: false, briefing: { cached: false, usage: { used: 1 } } })
       expect(writer.calls).toBe(2)
-      const history = await store.readStream(idempotencyStream('fay', 'k-fay'))
+      const history = await env.store.readStream(idempotencyStream('fay', 'k-fay'))
       expect(history.map((e) => [e.type, e.data.error ?? null])).toEqual([
         ['IdempotencyKeyClaimed', null],
         ['IdempotencyKeyReleased', 'not_found'],
@@ -149,37 +104,37 @@ for (const target of databaseTargets('idempotent briefings')) {
         ['IdempotencyKeyCompleted', null],
       ])
 
-      const full = serviceOn(db, store, { writer })
+      const full = serviceOn({ writer })
       const exhausted = caller('gus')
-      const small = serviceOn(db, store, { writer, quotas: { pro: 0, enterprise: 0 } })
+      const small = serviceOn({ writer, quotas: { pro: 0, enterprise: 0 } })
       expect((await failure(small.brief('investor', body(7), exhausted, 'k-gus'))).code).toBe('quota_exceeded')
       expect(await full.brief('investor', body(7), { ...exhausted, tier: 'enterprise' }, 'k-gus')).toMatchObject({ replayed: false })
     })
 
     test('a first result that was a cache hit is replayed as it was (cached: true, usage then)', async () => {
-      const service = serviceOn(db, store)
+      const service = serviceOn()
       const generated = await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('hal'))
       const hit = await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('ida'), 'k-ida')
       expect(hit.briefing).toMatchObject({ cached: true, briefing_id: generated.briefing.briefing_id, usage: { used: 0 } })
       await service.brief('landlord', { zone: 'Zona 9', profile: 'long_term' }, caller('ida'))
       expect(await service.brief('landlord', { zone: 'Zona 8', profile: 'long_term' }, caller('ida'), 'k-ida')).toEqual({ replayed: true, briefing: hit.briefing })
-      expect((await quotaAudit(store, 'ida', '2026-05')).map((e) => e.type)).toEqual(['BriefingServedFromCache', 'BriefingGenerated', 'BriefingReplayed'])
+      expect((await quotaAudit(env.store, 'ida', '2026-05')).map((e) => e.type)).toEqual(['BriefingServedFromCache', 'BriefingGenerated', 'BriefingReplayed'])
     })
 
     test('10 concurrent retries with one key: one writer call, one charge, the same briefing for all', async () => {
       const writer = slowWriter(150)
-      const service = serviceOn(db, store, { writer })
+      const service = serviceOn({ writer })
       const who = caller('jon')
       const results = await Promise.all(Array.from({ length: 10 }, () => service.brief('developer', { zone: 'Zona 10', profile: 'residential' }, who, 'k-jon')))
       expect(writer.calls).toBe(1)
       expect(new Set(results.map((r) => r.briefing.briefing_id)).size).toBe(1)
       expect(results.filter((r) => !r.replayed)).toHaveLength(1)
-      expect(await store.readStream(quotaStream('jon', '2026-05'))).toHaveLength(1)
+      expect(await env.store.readStream(quotaStream('jon', '2026-05'))).toHaveLength(1)
     })
 
     test('the key is kept 24 hours from the first result; admins\' recorded usage is exact', async () => {
       const clock = testClock('2026-05-20T12:00:00Z')
-      const service = serviceOn(db, store, { clock })
+      const service = serviceOn({ clock })
       const who = caller('kim', 'admin')
       const first = await service.brief('broker', { zone: 'Zona 11', profile: 'buyer_agent' }, who, 'k-kim')
       expect(first.briefing.usage).toEqual({ used: 1, quota: 0, unlimited: true })
@@ -192,7 +147,7 @@ for (const target of databaseTargets('idempotent briefings')) {
 
     test('a key whose claimant died is taken over once its lease has passed', async () => {
       const clock = testClock('2026-05-20T13:00:00Z')
-      const service = serviceOn(db, store, { clock, leaseMs: 60_000 })
+      const service = serviceOn({ clock, leaseMs: 60_000 })
       const stream = idempotencyStream('lou', 'k-lou')
       const claim = (at: string, until: string) => ({
         id: crypto.randomUUID(),
@@ -200,7 +155,7 @@ for (const target of databaseTargets('idempotent briefings')) {
         data: { owner_id: 'lou', key_id: 'key_other', idempotency_key: 'k-lou', persona: 'investor', request_hash: 'another', at, lease_until: until },
       })
       // Within the lease, another body is a conflict; after it, the key is free.
-      await store.append(stream, [claim('2026-05-20T12:59:30Z', '2026-05-20T13:00:30Z')], 'no_stream')
+      await env.store.append(stream, [claim('2026-05-20T12:59:30Z', '2026-05-20T13:00:30Z')], 'no_stream')
       expect((await failure(service.brief('investor', body(12), caller('lou'), 'k-lou'))).message).toMatch(/is in use by a request with a different body/)
       clock.now = new Date('2026-05-20T13:00:31Z')
       expect(await service.brief('investor', body(12), caller('lou'), 'k-lou')).toMatchObject({ replayed: false, briefing: { usage: { used: 1 } } })
@@ -212,12 +167,8 @@ const DATABASE_URL = process.env.DATABASE_URL
 if (!DATABASE_URL) console.warn('[skipped] Idempotency-Key across two PostgreSQL pools: DATABASE_URL is not set')
 describe.runIf(DATABASE_URL)('Idempotency-Key across two processes on one PostgreSQL', () => {
   test('12 concurrent retries with one key split across two pools: one writer call, one charge, one briefing', async () => {
-    const schema = uniqueSchema('idem')
-    const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
-    const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
-    const runners = [await followBriefings(dbs[0]!, stores[0]!), await followBriefings(dbs[1]!, stores[1]!)]
     const writers = [slowWriter(200), slowWriter(200)]
-    const services: BriefingService[] = [serviceOn(dbs[0]!, stores[0]!, { writer: writers[0] }), serviceOn(dbs[1]!, stores[1]!, { writer: writers[1] })]
+    const { stores, services, close } = await twoProcessesOn(uniqueSchema('idem'), facts, [{ writer: writers[0] }, { writer: writers[1] }])
     try {
       const results = await Promise.all(
         Array.from({ length: 12 }, (_, i) => services[i % 2]!.brief('homebuyer', { zone: 'Zona 13', profile: 'family' }, caller('max'), 'k-max')),
@@ -228,9 +179,7 @@ describe.runIf(DATABASE_URL)('Idempotency-Key across two processes on one Postgr
       expect(await stores[0]!.readStream(quotaStream('max', '2026-05'))).toHaveLength(1)
       expect((await quotaAudit(stores[1]!, 'max', '2026-05')).filter((e) => e.type === 'BriefingReplayed')).toHaveLength(11)
     } finally {
-      for (const r of runners) await r.stop()
-      for (const s of stores) await s.close()
-      for (const d of dbs) await d.close()
+      await close()
     }
   })
 })

@@ -5,29 +5,16 @@ import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
 import type { Briefed } from '../../src/briefings/deps.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { openPglite } from '../../src/db/pglite.ts'
-import type { Db } from '../../src/db/port.ts'
-import type { EventStore } from '../../src/eventstore/port.ts'
-import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
-import { AppError } from '../../src/shared/errors.ts'
 import { cryptoRandom } from '../../src/shared/random.ts'
 import { answer, type FakeOpenAi, httpError, rawContent, slow, startFakeOpenAi } from '../support/fake-openai.ts'
 import { facts, fixtureFacts, gtZones } from './fixtures.ts'
-import { briefingServiceOn, followBriefings } from './harness.ts'
+import { briefingServiceOn, briefingStoreFor, failure } from './harness.ts'
 
 const investor = PERSONAS.investor
 const input = investor.parse({ zone: 'Zona 10', profile: 'balanced', language: 'en', budget_usd: 150_000 })
 const good = { verdict: 'BUY', confidence: 'medium', headline: 'Zona 10: BUY — priced 21% above the country', body_md: '## Zona 10\n\nMedian USD 1,820/m².' }
 /** The response body (no Idempotency-Key is sent here). */
 const bodyOf = (answer: Briefed) => answer.briefing
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  )
-  expect(error).toBeInstanceOf(AppError)
-  return error as AppError
-}
 
 describe('OpenAI writer against a local chat-completions server', () => {
   let fake: FakeOpenAi
@@ -110,23 +97,10 @@ describe('OpenAI writer against a local chat-completions server', () => {
   })
 
   describe('through the briefing service', () => {
-    let db: Db
-    let store: EventStore
-    let projections: Awaited<ReturnType<typeof followBriefings>>
-
-    beforeAll(async () => {
-      db = await openPglite()
-      store = await openSqlEventStore(db)
-      projections = await followBriefings(db, store)
-    })
-    afterAll(async () => {
-      await projections.stop()
-      await store.close()
-      await db.close()
-    })
+    const env = briefingStoreFor(openPglite)
 
     test('failures charge no quota; a success is charged and records writer and model', async () => {
-      const service = briefingServiceOn(db, store, { facts: fixtureFacts(gtZones(20)), writer: writer(), clock: () => new Date('2026-05-20T10:00:00Z'), random: cryptoRandom })
+      const service = briefingServiceOn(env.db, env.store, { facts: fixtureFacts(gtZones(20)), writer: writer(), clock: () => new Date('2026-05-20T10:00:00Z'), random: cryptoRandom })
       const who = { ownerId: 'olga', keyId: 'key_olga', tier: 'pro' as const }
       const body = { zone: 'Zona 3', profile: 'aggressive', language: 'en' }
 
@@ -134,12 +108,12 @@ describe('OpenAI writer against a local chat-completions server', () => {
       expect((await failure(service.brief('investor', body, who).then(bodyOf))).code).toBe('upstream_error')
       fake.script(answer({ ...good, verdict: 'GO' }), rawContent('{'))
       expect((await failure(service.brief('investor', body, who).then(bodyOf))).code).toBe('upstream_error')
-      expect(await store.readStream(quotaStream('olga', '2026-05'))).toEqual([])
+      expect(await env.store.readStream(quotaStream('olga', '2026-05'))).toEqual([])
 
       fake.script(answer(good))
       const ok = await service.brief('investor', body, who).then(bodyOf)
       expect(ok).toMatchObject({ verdict: 'BUY', cached: false, usage: { used: 1, quota: 50 } })
-      const [charged] = await store.readStream(quotaStream('olga', '2026-05'))
+      const [charged] = await env.store.readStream(quotaStream('olga', '2026-05'))
       expect(charged!.data).toMatchObject({ writer: 'openai', model: 'gpt-test', result: good })
       // The cached briefing is served without asking the model again.
       const before = requestsBefore()

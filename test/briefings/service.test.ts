@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { briefingCacheProjection } from '../../projections/briefings/cache.ts'
 import { liveTables } from '../../projections/engine/live-tables.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
@@ -15,45 +15,19 @@ import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { AppError } from '../../src/shared/errors.ts'
-import { cryptoRandom } from '../../src/shared/random.ts'
 import { databaseTargets, reopenPostgres, uniqueSchema } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
-import { BRIEFING_PROJECTIONS, briefingServiceOn, followBriefings } from './harness.ts'
+import { BRIEFING_PROJECTIONS, briefingStoreFor, caller, failure, followBriefings, type ServiceOptions, testClock, testService, twoProcessesOn } from './harness.ts'
 
 const ZONES = gtZones(400)
 const facts = fixtureFacts(ZONES)
 
-type Clock = { now: Date; (): Date }
-const testClock = (iso: string): Clock => {
-  const clock = (() => clock.now) as Clock
-  clock.now = new Date(iso)
-  return clock
-}
-
 /** A service on `db` and `store`, whose read models a projection runner keeps current (followBriefings). */
-function serviceOn(db: Db, store: EventStore, options: { clock?: Clock; writer?: BriefingWriter; quotas?: { pro: number; enterprise: number } } = {}) {
-  return briefingServiceOn(db, store, {
-    facts,
-    writer: options.writer ?? localAnalyst,
-    clock: options.clock ?? testClock('2026-05-20T10:00:00Z'),
-    random: cryptoRandom,
-    quotas: options.quotas,
-  })
-}
+const serviceOn = (db: Db, store: EventStore, options?: ServiceOptions) => testService(db, store, facts, options)
 
 /** The response body (these specifications send no Idempotency-Key). */
 const bodyOf = (answer: Briefed) => answer.briefing
-const caller = (ownerId: string, tier: Caller['tier'] = 'pro'): Caller => ({ ownerId, keyId: `key_${ownerId}`, tier })
 const investorBody = (zone: number, extra: Record<string, unknown> = {}) => ({ zone: `Zona ${zone}`, profile: 'balanced', ...extra })
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  )
-  expect(error).toBeInstanceOf(AppError)
-  return error as AppError
-}
 
 /** `n` distinct requests at once; resolves to how many succeeded and the quota errors. */
 async function concurrentDistinct(services: BriefingService[], who: Caller, firstZone: number, n: number) {
@@ -67,22 +41,10 @@ async function concurrentDistinct(services: BriefingService[], who: Caller, firs
 
 for (const target of databaseTargets('briefing service')) {
   describe(`briefing service on ${target.name}`, () => {
-    let db: Db
-    let store: EventStore
-    let projections: Awaited<ReturnType<typeof followBriefings>>
+    const env = briefingStoreFor(target.open)
     let service: BriefingService
-
-    beforeAll(async () => {
-      db = await target.open()
-      store = await openSqlEventStore(db)
-      projections = await followBriefings(db, store)
-      service = serviceOn(db, store)
-    })
-    afterAll(async () => {
-      await projections.stop()
-      expect(projections.errors).toEqual([])
-      await store.close()
-      await db.close()
+    beforeAll(() => {
+      service = serviceOn(env.db, env.store)
     })
 
     test('the same request twice: the second comes from the cache and consumes nothing', async () => {
@@ -98,7 +60,7 @@ for (const target of databaseTargets('briefing service')) {
     })
 
     test('unknown persona, invalid body, unknown zone: errors, and nothing recorded', async () => {
-      const head = await store.headPosition()
+      const head = await env.store.headPosition()
       expect((await failure(service.brief('astrologer', investorBody(2), caller('carol')).then(bodyOf))).code).toBe('not_found')
       const invalid = await failure(service.brief('investor', { zone: 'zone 2', profile: 'reckless', budget_usd: -5, colour: 'red' }, caller('carol')).then(bodyOf))
       expect(invalid.code).toBe('invalid_request')
@@ -109,7 +71,7 @@ for (const target of databaseTargets('briefing service')) {
       )
       expect((await failure(service.brief('investor', investorBody(9999), caller('carol')).then(bodyOf))).code).toBe('not_found')
       expect((await failure(service.brief('investor', investorBody(2, { country: 'SV' }), caller('carol')).then(bodyOf))).code).toBe('not_found')
-      expect(await store.headPosition()).toBe(head)
+      expect(await env.store.headPosition()).toBe(head)
     })
 
     test('55 concurrent distinct requests of a fresh pro owner: exactly 50 succeed, 5 get quota_exceeded', async () => {
@@ -121,7 +83,7 @@ for (const target of databaseTargets('briefing service')) {
           return localAnalyst.write(...args)
         },
       }
-      const service = serviceOn(db, store, { writer: counting })
+      const service = serviceOn(env.db, env.store, { writer: counting })
       const { ok, rejected, used } = await concurrentDistinct([service], who, 10, 55)
       expect(ok).toBe(50)
       // No writer call is wasted on a briefing that could not be charged.
@@ -130,7 +92,7 @@ for (const target of databaseTargets('briefing service')) {
       expect(rejected[0]!.extra).toEqual({ used: 50, quota: 50, resets_at: '2026-06-01T00:00:00.000Z' })
       expect(rejected[0]!.headers['retry-after']).toBe(String(11 * 86400 + 14 * 3600))
       expect(used.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
-      expect(await store.readStream(quotaStream('dave', '2026-05'))).toHaveLength(50)
+      expect(await env.store.readStream(quotaStream('dave', '2026-05'))).toHaveLength(50)
 
       // Quota used up: a cache hit is still served, free; a new briefing is refused.
       const cachedZone = await service.brief('investor', investorBody(10), who).then(bodyOf).catch(() => service.brief('investor', investorBody(11), who).then(bodyOf))
@@ -139,12 +101,12 @@ for (const target of databaseTargets('briefing service')) {
       expect(fresh.code).toBe('quota_exceeded')
 
       // The audit replays every charge and every free hit, in order.
-      const audit = await quotaAudit(store, 'dave', '2026-05')
+      const audit = await quotaAudit(env.store, 'dave', '2026-05')
       expect(audit.filter((e) => e.charged)).toHaveLength(50)
       expect(audit.filter((e) => !e.charged)).toHaveLength(1)
       expect(audit.at(-1)).toMatchObject({ type: 'BriefingServedFromCache', actor: 'key_dave', used: 50, key_id: 'key_dave' })
       expect(audit.map((e) => e.position)).toEqual([...audit.map((e) => e.position)].sort((a, b) => a - b))
-      expect(await quotaAudit(store, 'dave', '2026-05', '2026-05-19T00:00:00Z')).toEqual([])
+      expect(await quotaAudit(env.store, 'dave', '2026-05', '2026-05-19T00:00:00Z')).toEqual([])
     })
 
     test('concurrent identical requests generate once; the others are cache hits', async () => {
@@ -158,7 +120,7 @@ for (const target of databaseTargets('briefing service')) {
       const admin = await service.brief('developer', { zone: 'Zona 71', profile: 'commercial' }, caller('root', 'admin')).then(bodyOf)
       expect(admin.usage).toEqual({ used: 1, quota: 0, unlimited: true })
 
-      const small = serviceOn(db, store, { quotas: { pro: 2, enterprise: 3 } })
+      const small = serviceOn(env.db, env.store, { quotas: { pro: 2, enterprise: 3 } })
       const who = caller('frank', 'enterprise')
       const { ok, rejected } = await concurrentDistinct([small], who, 72, 5)
       expect(ok).toBe(3)
@@ -171,16 +133,16 @@ for (const target of databaseTargets('briefing service')) {
           throw new AppError('upstream_error', 'the AI writer failed (HTTP 500); no quota was used')
         },
       }
-      const broken = serviceOn(db, store, { writer: failing })
+      const broken = serviceOn(env.db, env.store, { writer: failing })
       const error = await failure(broken.brief('broker', { zone: 'Zona 80', profile: 'buyer_agent' }, caller('gina')).then(bodyOf))
       expect(error.code).toBe('upstream_error')
-      expect(await store.readStream(quotaStream('gina', '2026-05'))).toEqual([])
+      expect(await env.store.readStream(quotaStream('gina', '2026-05'))).toEqual([])
       expect(await broken.usage('gina', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 0 })
     })
 
     test('the cache lasts 24 hours from generation; the quota resets with the UTC month', async () => {
       const clock = testClock('2026-05-31T12:00:00Z')
-      const timed = serviceOn(db, store, { clock, quotas: { pro: 1, enterprise: 1 } })
+      const timed = serviceOn(env.db, env.store, { clock, quotas: { pro: 1, enterprise: 1 } })
       const who = caller('hank')
       const first = await timed.brief('homebuyer', { zone: 'Zona 81', profile: 'family' }, who).then(bodyOf)
       expect(first.usage).toMatchObject({ used: 1, quota: 1 })
@@ -197,7 +159,7 @@ for (const target of databaseTargets('briefing service')) {
     })
 
     test('another process\'s projection runner may apply the same events alongside', async () => {
-      const live = new ProjectionRunner(db, store, BRIEFING_PROJECTIONS)
+      const live = new ProjectionRunner(env.db, env.store, BRIEFING_PROJECTIONS)
       await live.start((error) => {
         throw error
       })
@@ -207,9 +169,9 @@ for (const target of databaseTargets('briefing service')) {
         expect(results.map((r) => r.usage.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1))
         const again = await Promise.all(Array.from({ length: 12 }, (_, i) => service.brief('developer', { zone: `Zona ${200 + i}`, profile: 'mixed_use' }, who).then(bodyOf)))
         expect(again.every((r) => r.cached && r.usage.used === 12)).toBe(true)
-        await projections.runner.catchUp()
-        const { tables } = await liveTables(db).of(briefingCacheProjection)
-        const [row] = await db.query(`select count(*)::int as n from ${tables.cache} where cache_key like 'developer:GT:%mixed_use%Zona 2__"}'`)
+        await env.projections.runner.catchUp()
+        const { tables } = await liveTables(env.db).of(briefingCacheProjection)
+        const [row] = await env.db.query(`select count(*)::int as n from ${tables.cache} where cache_key like 'developer:GT:%mixed_use%Zona 2__"}'`)
         expect(row!.n).toBe(12)
       } finally {
         await live.stop()
@@ -220,15 +182,15 @@ for (const target of databaseTargets('briefing service')) {
       const who = caller('ivan')
       const first = await service.brief('broker', { zone: 'Zona 90', profile: 'listing_agent', asking_price_usd: 250_000 }, who).then(bodyOf)
       // A fresh service holds no memory of the above: a new process, whose projections have caught up as it started.
-      await projections.runner.catchUp()
-      const restarted = serviceOn(db, store)
+      await env.projections.runner.catchUp()
+      const restarted = serviceOn(env.db, env.store)
       expect(await restarted.usage('ivan', 'pro', new Date('2026-05-20T10:00:00Z'))).toMatchObject({ used: 1 })
       const hit = await restarted.brief('broker', { asking_price_usd: 250_000, profile: 'listing_agent', zone: 'Zona 90' }, who).then(bodyOf)
       expect(hit).toMatchObject({ cached: true, briefing_id: first.briefing_id, usage: { used: 1 } })
 
-      const snapshot = async () => db.query(`select * from ${(await liveTables(db).of(briefingCacheProjection)).tables.cache} order by cache_key`)
+      const snapshot = async () => env.db.query(`select * from ${(await liveTables(env.db).of(briefingCacheProjection)).tables.cache} order by cache_key`)
       const before = JSON.stringify(await snapshot())
-      await new ProjectionRunner(db, store, BRIEFING_PROJECTIONS).rebuild([])
+      await new ProjectionRunner(env.db, env.store, BRIEFING_PROJECTIONS).rebuild([])
       expect(JSON.stringify(await snapshot())).toBe(before)
     })
   })
@@ -263,18 +225,13 @@ const DATABASE_URL = process.env.DATABASE_URL
 describe.runIf(DATABASE_URL)('two processes on one PostgreSQL', () => {
   test('55 concurrent requests split across two pools: exactly 50 succeed; reopening keeps usage and cache', async () => {
     const schema = uniqueSchema('brf')
-    const dbs = [await reopenPostgres(schema, 5), await reopenPostgres(schema, 5)]
-    const stores = [await openSqlEventStore(dbs[0]!), await openSqlEventStore(dbs[1]!)]
-    const runners = [await followBriefings(dbs[0]!, stores[0]!), await followBriefings(dbs[1]!, stores[1]!)]
-    const services = [serviceOn(dbs[0]!, stores[0]!), serviceOn(dbs[1]!, stores[1]!)]
+    const { stores, services, close } = await twoProcessesOn(schema, facts)
     const who = caller('kate')
     const { ok, rejected } = await concurrentDistinct(services, who, 100, 55)
     expect(ok).toBe(50)
     expect(rejected.map((e) => e.code)).toEqual(Array(5).fill('quota_exceeded'))
     expect(await stores[0]!.readStream(quotaStream('kate', '2026-05'))).toHaveLength(50)
-    for (const r of runners) await r.stop()
-    for (const s of stores) await s.close()
-    for (const d of dbs) await d.close()
+    await close()
 
     const db = await reopenPostgres(schema, 2)
     const store = await openSqlEventStore(db)

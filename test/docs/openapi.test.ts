@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,24 +12,15 @@ import { SCOPES } from '../../src/domain/keys/key.ts'
 import { type TestSystem, startTestSystem } from '../support/app.ts'
 import { type Json, resolveRefs, schemaValidator } from '../support/openapi.ts'
 import { OPERATIONS } from '../support/operations.ts'
+import { runProgram } from '../support/server.ts'
 
 const ROOT = join(import.meta.dirname, '../..')
+/** A linter run by npx on a busy machine: generous, the test's own timeout is the bound that matters. */
+const LINT_TIMEOUT_MS = 300_000
 
 /** Every schema object in a JSON tree. */
 const schemasIn = (node: unknown): Json[] =>
   Array.isArray(node) ? node.flatMap(schemasIn) : node !== null && typeof node === 'object' ? [node as Json, ...Object.values(node).flatMap(schemasIn)] : []
-
-function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.once('error', reject)
-    child.once('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
-}
 
 describe('the OpenAPI document', () => {
   let system: TestSystem
@@ -155,7 +145,7 @@ describe('the OpenAPI document', () => {
     try {
       const file = join(dir, 'openapi.json')
       writeFileSync(file, JSON.stringify(document))
-      const linted = await run('npx', ['spectral', 'lint', '--ruleset', join(ROOT, '.spectral.yaml'), file, '-f', 'json'])
+      const linted = await runProgram('npx', ['spectral', 'lint', '--ruleset', join(ROOT, '.spectral.yaml'), file, '-f', 'json'], {}, LINT_TIMEOUT_MS)
       const results = JSON.parse(linted.stdout) as { code: string; severity: number; path: string[]; message: string }[]
       const errors = results.filter((result) => result.severity === 0)
       expect(errors.map((e) => `${e.code} ${e.path.join('.')}: ${e.message}`)).toEqual([])
@@ -170,7 +160,7 @@ describe('the OpenAPI document', () => {
     try {
       const file = join(dir, 'openapi.json')
       writeFileSync(file, JSON.stringify(document))
-      const linted = await run('npx', ['redocly', 'lint', '--extends', 'recommended', '--format', 'json', file])
+      const linted = await runProgram('npx', ['redocly', 'lint', '--extends', 'recommended', '--format', 'json', file], {}, LINT_TIMEOUT_MS)
       const problems = (JSON.parse(linted.stdout) as { problems: { ruleId: string; severity: string; message: string }[] }).problems
       expect(problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message}`)).toEqual([])
       expect(problems.map((p) => `${p.ruleId} ${p.severity}`)).toEqual(['info-license warn'])

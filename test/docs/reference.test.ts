@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,24 +5,13 @@ import { type Browser, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { eventually } from '../support/eventually.ts'
 import { OPERATIONS } from '../support/operations.ts'
-import { BUN, type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import { BUN, type RunningServer, runProgram, startServer, tempDataDir } from '../support/server.ts'
 
 const ROOT = join(import.meta.dirname, '../..')
 /** Debian's Chromium (`apt-get install chromium`); no browser is ever downloaded. */
 const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`[skipped] the /docs page in a browser: ${CHROMIUM} is missing (apt-get install chromium)`)
-
-function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    child.stdout.on('data', (chunk) => (out += chunk))
-    child.stderr.on('data', (chunk) => (out += chunk))
-    child.once('error', reject)
-    child.once('exit', (code) => resolve({ code: code ?? -1, out }))
-  })
-}
 
 describe('the API as its users meet it: the reference page and a typed client, on the real server', () => {
   let server: RunningServer
@@ -39,11 +27,11 @@ describe('the API as its users meet it: the reference page and a typed client, o
   afterAll(() => server?.stop())
 
   test('the example client, generated from docs/openapi.json, compiles and gets data from the server', async () => {
-    const compiled = await run(join(ROOT, 'node_modules/.bin/tsc'), ['--noEmit', '-p', 'examples'])
-    expect(compiled, compiled.out).toMatchObject({ code: 0 })
-    const report = await run(BUN, ['examples/client/market-report.ts', 'CR'], { MIRADOR_URL: server.url, MIRADOR_KEY: key })
-    expect(report.code, report.out).toBe(0)
-    const [zones, history, listings, briefing] = report.out.trim().split('\n').map((line) => JSON.parse(line))
+    const compiled = await runProgram(join(ROOT, 'node_modules/.bin/tsc'), ['--noEmit', '-p', 'examples'], {}, 300_000)
+    expect(compiled, compiled.stdout + compiled.stderr).toMatchObject({ code: 0 })
+    const report = await runProgram(BUN, ['examples/client/market-report.ts', 'CR'], { MIRADOR_URL: server.url, MIRADOR_KEY: key })
+    expect(report.code, report.stdout + report.stderr).toBe(0)
+    const [zones, history, listings, briefing] = report.stdout.trim().split('\n').map((line) => JSON.parse(line))
     expect(zones).toMatchObject({ country: 'CR', zones: expect.any(Number), cheapest_per_m2: expect.stringMatching(/^Zona \d+$/) })
     expect(zones.zones).toBeGreaterThanOrEqual(12)
     expect(history).toMatchObject({ zone: zones.cheapest_per_m2, months: expect.any(Number), median_ppm2_usd: expect.any(Array) })

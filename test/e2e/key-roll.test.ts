@@ -1,10 +1,7 @@
-import { rm } from 'node:fs/promises'
-import { createClient } from 'redis'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { openPostgres } from '../../src/db/postgres.ts'
-import { uniqueSchema } from '../support/databases.ts'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { eventually, sleep } from '../support/eventually.ts'
-import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import type { RunningServer } from '../support/server.ts'
+import { serverPair } from '../support/server-pair.ts'
 
 /**
  * `key roll` on the real servers (`bun src/main.ts`), two processes sharing one PostgreSQL and one
@@ -18,16 +15,7 @@ const GRACE_S = 15
 if (!DATABASE_URL || !REDIS_URL) console.warn('[skipped] key roll across two server processes: needs DATABASE_URL and REDIS_URL')
 
 describe.skipIf(!DATABASE_URL || !REDIS_URL)('key roll across two server processes on PostgreSQL and Redis', () => {
-  const schema = uniqueSchema('e2e_roll')
-  const dataDirs: string[] = []
-  const servers: RunningServer[] = []
-  const keyIds: string[] = []
-
-  async function cli<T>(...args: string[]): Promise<T> {
-    const result = await servers[0]!.cli(...args, '--json')
-    if (result.code !== 0) throw new Error(`cli ${args.join(' ')} exited ${result.code}: ${result.stdout}${result.stderr}`)
-    return JSON.parse(result.stdout) as T
-  }
+  const { servers, keyIds, cli } = serverPair('roll', DATABASE_URL!, REDIS_URL!, { RATE_LIMIT_ENTERPRISE: '50' })
 
   const health = async (server: RunningServer, key: string) => {
     const response = await fetch(`${server.url}/api/v1/health`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(5_000) })
@@ -36,32 +24,8 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('key roll across two server process
   }
 
   beforeAll(async () => {
-    const setup = await openPostgres(DATABASE_URL!, { schema, max: 1 })
-    await setup.close()
-    const url = new URL(DATABASE_URL!)
-    url.searchParams.set('search_path', schema)
-    for (const name of ['a', 'b']) {
-      const dataDir = tempDataDir(`mirador-roll-${name}-`)
-      dataDirs.push(dataDir)
-      servers.push(await startServer({ DATABASE_URL: url.toString(), REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, RATE_LIMIT_ENTERPRISE: '50' }))
-    }
     await cli('owner', 'create', '--id', 'root', '--tier', 'admin')
     await cli('owner', 'create', '--id', 'acme', '--tier', 'enterprise')
-  })
-
-  afterAll(async () => {
-    await Promise.all(servers.map((s) => s.stop()))
-    const db = await openPostgres(DATABASE_URL!, { max: 1 })
-    await db.exec(`drop schema if exists ${schema} cascade`)
-    await db.close()
-    const raw = createClient({ url: REDIS_URL })
-    await raw.on('error', () => {}).connect()
-    for (const keyId of keyIds) {
-      const counters = await raw.keys(`mirador:rl:${keyId}:*`)
-      if (counters.length) await raw.del(counters)
-    }
-    raw.destroy()
-    await Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, force: true })))
   })
 
   test(`both keys answer on both servers during a ${GRACE_S} s grace; within a second of its end the old one is invalid_key on both`, async () => {

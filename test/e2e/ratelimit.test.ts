@@ -1,9 +1,7 @@
 import { rm } from 'node:fs/promises'
-import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { openPostgres } from '../../src/db/postgres.ts'
-import { uniqueSchema } from '../support/databases.ts'
 import { type RunningServer, freePort, startServer, tempDataDir } from '../support/server.ts'
+import { cliJson, serverPair } from '../support/server-pair.ts'
 
 /**
  * Rate limits on the real server (`bun src/main.ts`), configured only through its environment and
@@ -11,16 +9,8 @@ import { type RunningServer, freePort, startServer, tempDataDir } from '../suppo
  */
 
 const { DATABASE_URL, REDIS_URL } = process.env
-const quiet = () => {}
 
 type Json = Record<string, unknown>
-
-/** Runs an operator command with --json and returns its parsed output; fails loudly on a refusal. */
-async function cli<T = Json>(server: RunningServer, ...args: string[]): Promise<T> {
-  const result = await server.cli(...args, '--json')
-  if (result.code !== 0) throw new Error(`cli ${args.join(' ')} exited ${result.code}: ${result.stdout}${result.stderr}`)
-  return JSON.parse(result.stdout) as T
-}
 
 const health = (server: RunningServer, key?: string) =>
   fetch(`${server.url}/api/v1/health`, {
@@ -40,49 +30,17 @@ if (!DATABASE_URL || !REDIS_URL) {
 }
 
 describe.skipIf(!DATABASE_URL || !REDIS_URL)('two server processes sharing one Redis and one PostgreSQL', () => {
-  const schema = uniqueSchema('e2e_rl')
-  const dataDirs: string[] = []
-  const servers: RunningServer[] = []
-  const issuedKeyIds: string[] = []
+  const { servers, keyIds: issuedKeyIds, cli } = serverPair('rl', DATABASE_URL!, REDIS_URL!, { RATE_LIMIT_ENTERPRISE: '5' })
 
   beforeAll(async () => {
-    // The servers read only DATABASE_URL: postgres.js sends a `search_path` query parameter as a
-    // connection setting, which isolates this suite in its own schema.
-    const setup = await openPostgres(DATABASE_URL!, { schema, max: 1 })
-    await setup.close()
-    const url = new URL(DATABASE_URL!)
-    url.searchParams.set('search_path', schema)
-    // Servers start one after the other: the first creates the tables. Each has its own DATA_DIR,
-    // where its operator socket lives.
-    for (const name of ['a', 'b']) {
-      const dataDir = tempDataDir(`mirador-rl-${name}-`)
-      dataDirs.push(dataDir)
-      servers.push(await startServer({ DATABASE_URL: url.toString(), REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, RATE_LIMIT_ENTERPRISE: '5' }))
-    }
-    await cli(servers[0]!, 'owner', 'create', '--id', 'root', '--tier', 'admin')
-    await cli(servers[0]!, 'owner', 'create', '--id', 'buyer', '--tier', 'pro')
-    await cli(servers[0]!, 'owner', 'create', '--id', 'ent', '--tier', 'enterprise')
-  })
-
-  afterAll(async () => {
-    await Promise.all(servers.map((s) => s.stop()))
-    const db = await openPostgres(DATABASE_URL!, { max: 1 })
-    await db.exec(`drop schema if exists ${schema} cascade`)
-    await db.close()
-    // The servers use the production key prefix; the key ids are fresh, so their counters are this suite's.
-    const raw = createClient({ url: REDIS_URL })
-    await raw.on('error', quiet).connect()
-    for (const keyId of issuedKeyIds) {
-      const counters = await raw.keys(`mirador:rl:${keyId}:*`)
-      if (counters.length) await raw.del(counters)
-    }
-    raw.destroy()
-    await Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, force: true })))
+    await cli('owner', 'create', '--id', 'root', '--tier', 'admin')
+    await cli('owner', 'create', '--id', 'buyer', '--tier', 'pro')
+    await cli('owner', 'create', '--id', 'ent', '--tier', 'enterprise')
   })
 
   /** Issues a read-only key through the CLI and waits until both servers know it. */
   async function issueKey(owner: string): Promise<string> {
-    const issued = await cli<{ key: string; key_id: string }>(servers[0]!, 'key', 'issue', '--owner', owner, '--scopes', 'read', '--actor', 'root')
+    const issued = await cli<{ key: string; key_id: string }>('key', 'issue', '--owner', owner, '--scopes', 'read', '--actor', 'root')
     issuedKeyIds.push(issued.key_id)
     // A write-scoped route answers 403 scope_denied once a server knows the key (401 before), and a
     // denied request is not counted, so waiting spends nothing of the hour's allowance.
@@ -155,10 +113,10 @@ describe('Redis unavailable: a server pointed at a dead Redis port', () => {
     dataDir = tempDataDir('mirador-rl-dead-')
     // Embedded PGlite and memory for everything but the counters: only Redis is missing.
     server = await startServer({ DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${await freePort()}` })
-    await cli(server, 'owner', 'create', '--id', 'root', '--tier', 'admin')
-    await cli(server, 'owner', 'create', '--id', 'buyer', '--tier', 'pro')
-    proKey = (await cli<{ key: string }>(server, 'key', 'issue', '--owner', 'buyer', '--scopes', 'read', '--actor', 'root')).key
-    adminKey = (await cli<{ key: string }>(server, 'key', 'issue', '--owner', 'root', '--scopes', 'read', '--actor', 'root')).key
+    await cliJson(server, 'owner', 'create', '--id', 'root', '--tier', 'admin')
+    await cliJson(server, 'owner', 'create', '--id', 'buyer', '--tier', 'pro')
+    proKey = (await cliJson<{ key: string }>(server, 'key', 'issue', '--owner', 'buyer', '--scopes', 'read', '--actor', 'root')).key
+    adminKey = (await cliJson<{ key: string }>(server, 'key', 'issue', '--owner', 'root', '--scopes', 'read', '--actor', 'root')).key
   })
   afterAll(async () => {
     await server?.stop()

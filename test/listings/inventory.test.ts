@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { highestCentsAtMost, type ListingKey, ListingIndex, lowestCentsAtLeast } from '../../projections/listings/inventory-index.ts'
 import type { ListingSearch } from '../../projections/listings/search.ts'
+import { listingSearchOf } from '../../src/listings/search-query.ts'
 
 const aKey = (overrides: Partial<ListingKey> = {}): ListingKey => ({
   id: 'lst_a',
@@ -14,18 +15,8 @@ const aKey = (overrides: Partial<ListingKey> = {}): ListingKey => ({
   ...overrides,
 })
 
-const aSearch = (overrides: Partial<ListingSearch> = {}): ListingSearch => ({
-  country: 'GT',
-  zone: null,
-  operation: null,
-  property_type: null,
-  price_min: null,
-  price_max: null,
-  sort: 'newest',
-  limit: 20,
-  offset: 0,
-  ...overrides,
-})
+/** The search of a query without parameters (its defaults are specified in search.test.ts), with `overrides`. */
+const aSearch = (overrides: Partial<ListingSearch> = {}): ListingSearch => ({ ...listingSearchOf({}), ...overrides })
 
 /** What SQL answers, by brute force over the keys: filter, sort with the id as tie-breaker, slice. */
 function bruteForce(keys: readonly ListingKey[], s: ListingSearch) {

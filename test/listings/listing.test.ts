@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { FeedRecord } from '../../src/domain/listings/feed.ts'
-import { type ListingEvent, listingDecider, listingEventId, listingId, listingStream, type ObserveListing } from '../../src/domain/listings/listing.ts'
+import { type ListingDetails, type ListingEvent, listingDecider, listingEventId, listingId, listingStream, type ObserveListing } from '../../src/domain/listings/listing.ts'
 import { DEFAULT_FX, type FxTable } from '../../src/domain/market/fx.ts'
 import { specify } from '../support/given-when-then.ts'
 import { aRecord } from '../support/market.ts'
@@ -8,6 +8,21 @@ import { aRecord } from '../support/market.ts'
 const LATER = '2026-03-05T12:00:00.000Z'
 const id = listingId('broker', 'brk-1')
 const listing = specify(listingDecider)
+
+/** The attributes of aRecord() as a listing holds them. */
+const DETAILS: ListingDetails = {
+  country: 'GT',
+  zone: 'Zona 10',
+  operation: 'Venta',
+  property_type: 'Apartamento',
+  title: 'Apartamento en venta, Zona 10',
+  area_m2: 100,
+  bedrooms: 2,
+  bathrooms: 2,
+  broker: { id: 'gt-brk-01', name: 'Inmobiliaria Los Altos' },
+  url: 'https://gt-brk-01.example/propiedades/brk-1',
+  listed_at: '2026-03-01T10:00:00.000Z',
+}
 
 const observe = (record: FeedRecord, fx: FxTable = DEFAULT_FX): ObserveListing => ({ type: 'ObserveListing', record, fx })
 /** The events of a listing's first sighting. */
@@ -23,17 +38,7 @@ describe('listing decisions', () => {
           listing_id: id,
           source: 'broker',
           source_id: 'brk-1',
-          country: 'GT',
-          zone: 'Zona 10',
-          operation: 'Venta',
-          property_type: 'Apartamento',
-          title: 'Apartamento en venta, Zona 10',
-          area_m2: 100,
-          bedrooms: 2,
-          bathrooms: 2,
-          broker: { id: 'gt-brk-01', name: 'Inmobiliaria Los Altos' },
-          url: 'https://gt-brk-01.example/propiedades/brk-1',
-          listed_at: '2026-03-01T10:00:00.000Z',
+          ...DETAILS,
           price_local: 1_550_000,
           currency: 'GTQ',
           fx_rate: 7.75,
@@ -132,19 +137,7 @@ describe('listing decisions', () => {
       .thenState({
         status: 'active',
         id,
-        details: {
-          country: 'GT',
-          zone: 'Zona 10',
-          operation: 'Venta',
-          property_type: 'Apartamento',
-          title: 'Apartamento en venta, Zona 10',
-          area_m2: 100,
-          bedrooms: 2,
-          bathrooms: 2,
-          broker: { id: 'gt-brk-01', name: 'Inmobiliaria Los Altos' },
-          url: 'https://gt-brk-01.example/propiedades/brk-1',
-          listed_at: '2026-03-01T10:00:00.000Z',
-        },
+        details: DETAILS,
         verifiedAt: '2026-03-02T00:00:00.000Z',
         observedAt: LATER,
         price: { price_local: 1_472_500, currency: 'GTQ', fx_rate: 7.75, price_usd: 190_000 },

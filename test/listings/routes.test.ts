@@ -1,20 +1,15 @@
 import { Value } from '@sinclair/typebox/value'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { listingRoutes } from '../../src/listings/routes.ts'
 import { ListingsResponse } from '../../projections/listings/search.ts'
 import { databaseTargets } from '../support/databases.ts'
-import { type Get, type Market, invalidRequest, mountedOn, openMarket } from '../support/market.ts'
+import { type Get, invalidRequest, routesOnMarket } from '../support/market.ts'
 
-/** The listings endpoint as HTTP over a generated market (see mountedOn). */
+/** The listings endpoint as HTTP over a generated market (see routesOnMarket). */
 for (const target of databaseTargets('listings endpoint')) {
   describe(`listings endpoint on ${target.name}`, () => {
-    let market: Market
-    let get: Get
-    beforeAll(async () => {
-      market = await openMarket(target, 150, 'routes')
-      get = mountedOn(market, listingRoutes)
-    })
-    afterAll(async () => market?.close())
+    const on = routesOnMarket(target, listingRoutes)
+    const get: Get = (path) => on.get(path)
 
     it.each([
       ['/listings?limit=0', ['limit']],

@@ -1,26 +1,13 @@
-import { spawn } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
-import { BUN, type CliResult, runCli, tempDataDir } from '../support/server.ts'
+import { BUN, type CliResult, runCli, runProgram, tempDataDir } from '../support/server.ts'
 
 /** The CLI as a newcomer meets it: a process, its exit code, what it prints. */
 const ROOT = resolve(import.meta.dirname, '../..')
 
-/** `command` in a shell from the repository root, with `env` added (DATABASE_URL and the like removed). */
-function shell(command: string, env: Record<string, string>): Promise<CliResult> {
-  return new Promise((done, reject) => {
-    const clean = { ...process.env }
-    for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'npm_lifecycle_event']) delete clean[name]
-    const child = spawn('bash', ['-c', command], { cwd: ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.once('error', reject)
-    child.once('exit', (code) => done({ code: code ?? -1, stdout, stderr }))
-  })
-}
+/** `command` in a shell from the repository root, with `env` added (DATABASE_URL and the like removed, npm's run name too). */
+const shell = (command: string, env: Record<string, string>): Promise<CliResult> => runProgram('bash', ['-c', command], { npm_lifecycle_event: '', ...env })
 
 describe('the CLI process', () => {
   const home = tempDataDir('mirador-cli-')

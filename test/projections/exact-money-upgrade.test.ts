@@ -1,16 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { listingsProjection } from '../../projections/listings/projection.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
-import type { Db } from '../../src/db/port.ts'
 import { generateDemoFeed } from '../../src/domain/demo/market.ts'
 import type { FeedRecord } from '../../src/domain/listings/feed.ts'
 import { listingId } from '../../src/domain/listings/listing.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { COUNTRIES } from '../../src/domain/market/vocabulary.ts'
-import type { EventStore } from '../../src/eventstore/port.ts'
-import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { diffProjection } from '../../src/operator/projection-diff.ts'
 import { databaseTargets } from '../support/databases.ts'
+import { storeFor } from '../support/store.ts'
 import { halfCentPrices, isHalfCent, usdCents } from '../support/half-cents.ts'
 import { ANCHOR } from '../support/market.ts'
 import { listZones } from '../support/sql-zone-answers.ts'
@@ -31,40 +29,32 @@ const wrong = latest.filter(([, r]) => isPublic(r) && floatUsd(r.price, DEFAULT_
 
 for (const target of databaseTargets('exact money upgrade')) {
   describe(`the exact-money upgrade of listings (v2 → v3) on ${target.name}`, () => {
-    let db: Db
-    let store: EventStore
-    let runner: ProjectionRunner
-    beforeAll(async () => {
-      db = await target.open()
-      store = await openSqlEventStore(db)
-      await recordWithFloatUsd(store, records)
-      const v2 = new ProjectionRunner(db, store, [listingsV2])
-      await v2.catchUp()
-      await v2.stop()
-      runner = new ProjectionRunner(db, store, [listingsProjection])
-    })
-    afterAll(async () => {
-      await runner?.stop()
-      await store?.close()
-      await db?.close()
+    const env = storeFor(target.open, {
+      seed: async (store, db) => {
+        await recordWithFloatUsd(store, records)
+        const v2 = new ProjectionRunner(db, store, [listingsV2])
+        await v2.catchUp()
+        await v2.stop()
+      },
+      projections: [listingsProjection],
     })
 
     it('builds v3 beside v2, shows exactly the prices and figures that change, promotes; the events stay as recorded', async () => {
-      const eventsBefore = JSON.stringify(await store.readAll(0, { limit: 100_000 }))
+      const eventsBefore = JSON.stringify(await env.store.readAll(0, { limit: 100_000 }))
       expect(latest.filter(([, r]) => isHalfCent(r)).length).toBeGreaterThan(700)
       expect(wrong.length).toBeGreaterThan(5)
-      const servedBefore = await Promise.all(COUNTRIES.map((c) => listZones(db, c, NOW)))
+      const servedBefore = await Promise.all(COUNTRIES.map((c) => listZones(env.db, c, NOW)))
 
-      await runner.prepare()
-      expect((await runner.status()).map((g) => [g.generation, g.state])).toEqual([
+      await env.runner.prepare()
+      expect((await env.runner.status()).map((g) => [g.generation, g.state])).toEqual([
         ['v2.1', 'live'],
         ['v3.1', 'building'],
       ])
-      const [built] = await runner.rebuild(['listings'], { hold: true })
+      const [built] = await env.runner.rebuild(['listings'], { hold: true })
       expect(built).toMatchObject({ generation: 'v3.1', outcome: 'held' })
-      expect(await Promise.all(COUNTRIES.map((c) => listZones(db, c, NOW)))).toEqual(servedBefore)
+      expect(await Promise.all(COUNTRIES.map((c) => listZones(env.db, c, NOW)))).toEqual(servedBefore)
 
-      const diff = await diffProjection(db, listingsProjection, NOW)
+      const diff = await diffProjection(env.db, listingsProjection, NOW)
       // Exactly the public listings whose recorded amount was rounded the wrong way, each by one cent up.
       expect(diff.listings!.changed).toBe(wrong.length)
       expect(diff.listings!.changes.map((c) => c.listing_id).sort()).toEqual(wrong.map(([id]) => id).sort())
@@ -82,16 +72,16 @@ for (const target of databaseTargets('exact money upgrade')) {
         new RegExp(`^listings v2\\.1 \\(live\\) → v3\\.1 \\(held\\): ${diff.zones!.figures_changed} figure\\(s\\) differ in \\d+ of \\d+ zones; ${wrong.length} of \\d+ public listings differ$`),
       )
 
-      expect(await runner.promote('listings')).toMatchObject({ from: 'v2.1', to: 'v3.1' })
+      expect(await env.runner.promote('listings')).toMatchObject({ from: 'v2.1', to: 'v3.1' })
       // What the diff announced as held is what /zones serves now.
-      const served = await Promise.all(COUNTRIES.map(async (c) => [c, await listZones(db, c, NOW)] as const))
+      const served = await Promise.all(COUNTRIES.map(async (c) => [c, await listZones(env.db, c, NOW)] as const))
       const zoneFields = diff.zones!.changes.filter((c) => !c.field.includes('.') && !c.field.includes('['))
       expect(zoneFields.length).toBeGreaterThan(0)
       for (const change of zoneFields) {
         const zone = served.find(([c]) => c === change.country)![1].find((z) => z.zone === change.zone)!
         expect(zone[change.field as keyof typeof zone]).toEqual(change.held)
       }
-      expect(JSON.stringify(await store.readAll(0, { limit: 100_000 }))).toBe(eventsBefore)
+      expect(JSON.stringify(await env.store.readAll(0, { limit: 100_000 }))).toBe(eventsBefore)
     })
   })
 }

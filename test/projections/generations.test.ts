@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { hostname } from 'node:os'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { BuildLocks } from '../../projections/engine/build-lock.ts'
 import { listingsProjection } from '../../projections/listings/projection.ts'
 import { type LiveGeneration, liveTables } from '../../projections/engine/live-tables.ts'
@@ -17,6 +17,7 @@ import { listZones } from '../support/sql-zone-answers.ts'
 import { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { zoneHistory, zonesAsOf } from '../../src/zones/point-in-time.ts'
 import { databaseTargets } from '../support/databases.ts'
+import { storeFor } from '../support/store.ts'
 import { eventually } from '../support/eventually.ts'
 import { buildListingsV1 } from './listings-v1-store.ts'
 import { ANCHOR, aRecord } from '../support/market.ts'
@@ -73,25 +74,17 @@ const appendCounted = async (store: EventStore, n: number, extra: Record<string,
 for (const target of databaseTargets('projection generations')) {
   describe(`projection generations on ${target.name}`, () => {
     describe('a store built by listings version 1', () => {
-      let db: Db
-      let store: EventStore
-      let runner: ProjectionRunner
-      beforeAll(async () => {
-        db = await target.open()
-        store = await openSqlEventStore(db)
-        await ingestRecords(store, [...generateDemoFeed({ seed: 'generations', listings: 300, anchor: ANCHOR }), ...centCase], DEFAULT_FX)
-        await buildListingsV1(db, store)
-        runner = new ProjectionRunner(db, store, [listingsProjection])
-      })
-      afterAll(async () => {
-        await runner?.stop()
-        await store?.close()
-        await db?.close()
+      const env = storeFor(target.open, {
+        seed: async (store, db) => {
+          await ingestRecords(store, [...generateDemoFeed({ seed: 'generations', listings: 300, anchor: ANCHOR }), ...centCase], DEFAULT_FX)
+          await buildListingsV1(db, store)
+        },
+        projections: [listingsProjection],
       })
 
       it('is served as it is while version 3 is built, held, compared, promoted, rolled back and pruned', async () => {
-        await runner.prepare()
-        const status = await runner.status()
+        await env.runner.prepare()
+        const status = await env.runner.status()
         expect(status.map((g) => [g.projection, g.generation, g.state])).toEqual([
           ['listings', 'v1.1', 'live'],
           ['listings', 'v3.1', 'building'],
@@ -99,17 +92,17 @@ for (const target of databaseTargets('projection generations')) {
         expect(status[0]!.note).toMatch(/frozen: this code projects listings v3/)
         expect(status[1]!.note).toMatch(/interrupted/)
         // Version 1's figures, from version 1's tables, until version 3 goes live.
-        expect(await zona1(db)).toBe(1000.01)
+        expect(await zona1(env.db)).toBe(1000.01)
         // Answers as of a past instant need what only version 3 records: 503 until it is live (docs/decisions.md).
-        const zones = ReadyZones.follow(db, runner, () => {})
+        const zones = ReadyZones.follow(env.db, env.runner, () => {})
         await expect(zonesAsOf(zones, 'PA', NOW)).rejects.toMatchObject({ code: 'service_unavailable', message: expect.stringMatching(/need listings v3.*v1\.1 is live/) })
         await expect(zoneHistory(zones, 'PA', 'zona-40', 3, NOW)).rejects.toMatchObject({ code: 'service_unavailable' })
 
-        const [built] = await runner.rebuild(['listings'], { hold: true })
+        const [built] = await env.runner.rebuild(['listings'], { hold: true })
         expect(built).toMatchObject({ projection: 'listings', generation: 'v3.1', outcome: 'held' })
-        expect(await zona1(db)).toBe(1000.01)
+        expect(await zona1(env.db)).toBe(1000.01)
 
-        const diff = await diffProjection(db, listingsProjection, NOW)
+        const diff = await diffProjection(env.db, listingsProjection, NOW)
         expect(diff.zones!.changes).toContainEqual({ country: 'PA', zone: 'Zona 40', field: 'median_ppm2_usd', live: 1000.01, held: 1000 })
         expect(diff.zones!.changes.every((c) => c.field.includes('median_ppm2_usd') || c.field.endsWith('pct'))).toBe(true)
         // Each listing's published price per m² was already rounded once in version 1: no public field differs.
@@ -118,88 +111,78 @@ for (const target of databaseTargets('projection generations')) {
 
         // A listing recorded while v3.1 is held: promote catches it up before it goes live.
         const late = aRecord({ source_id: 'late', country: 'PA', zone: 'Zona 40', price: 1_000_000, currency: 'USD', area_m2: 100, observed_at: '2026-04-02T00:00:00.000Z' })
-        await ingestRecords(store, [late], DEFAULT_FX)
+        await ingestRecords(env.store, [late], DEFAULT_FX)
         const switched: string[] = []
-        const unlisten = liveTables(db).onChange((projection, g) => switched.push(`${projection} ${g.id}`))
+        const unlisten = liveTables(env.db).onChange((projection, g) => switched.push(`${projection} ${g.id}`))
         // Readers in other processes are told by NOTIFY; this one is told directly.
-        await liveTables(db).follow(() => {})
+        await liveTables(env.db).follow(() => {})
         try {
-          expect(await runner.promote('listings')).toMatchObject({ from: 'v1.1', to: 'v3.1', note: null })
+          expect(await env.runner.promote('listings')).toMatchObject({ from: 'v1.1', to: 'v3.1', note: null })
           expect(switched).toEqual(['listings v3.1'])
           // Five sales now: the median is the middle one, 1000.005 exactly, published 1000.01.
-          expect((await listZones(db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')).toMatchObject({ n_sale: 5, median_ppm2_usd: 1000.01 })
+          expect((await listZones(env.db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')).toMatchObject({ n_sale: 5, median_ppm2_usd: 1000.01 })
           // As of an instant, from version 3 once live; before the late listing, the four sales.
           expect((await zonesAsOf(zones, 'PA', NOW)).find((z) => z.zone === 'Zona 40')).toMatchObject({ n_sale: 5, median_ppm2_usd: 1000.01 })
           expect((await zonesAsOf(zones, 'PA', new Date('2026-04-01T12:00:00.000Z'))).find((z) => z.zone === 'Zona 40')).toMatchObject({ n_sale: 4, median_ppm2_usd: 1000 })
 
-          const back = await runner.rollback('listings')
+          const back = await env.runner.rollback('listings')
           expect(back).toMatchObject({ from: 'v3.1', to: 'v1.1', note: expect.stringMatching(/does not follow new events/) })
           expect(switched).toEqual(['listings v3.1', 'listings v1.1'])
-          expect(await zona1(db)).toBe(1000.01)
+          expect(await zona1(env.db)).toBe(1000.01)
           await expect(zonesAsOf(zones, 'PA', NOW)).rejects.toMatchObject({ code: 'service_unavailable' })
-          expect((await listZones(db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(4)
+          expect((await listZones(env.db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(4)
 
           // Rollback switches between live and previous: again, and version 3 is back.
-          expect(await runner.rollback('listings')).toMatchObject({ from: 'v1.1', to: 'v3.1' })
-          expect((await listZones(db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(5)
+          expect(await env.runner.rollback('listings')).toMatchObject({ from: 'v1.1', to: 'v3.1' })
+          expect((await listZones(env.db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(5)
           expect((await zonesAsOf(zones, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(5)
           zones.stop()
 
-          const pruned = await runner.prune('listings')
+          const pruned = await env.runner.prune('listings')
           expect(pruned).toEqual({
             projection: 'listings',
             dropped: ['v1.1'],
             tables: ['listings_v1', 'listing_history_v1', 'listing_zones_v1', 'listing_zone_touches_v1'],
             kept: ['v3.1'],
           })
-          expect(await tableExists(db, 'listings_v1')).toBe(false)
-          await expect(runner.rollback('listings')).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/no previous generation/) })
-          expect((await runner.status()).map((g) => [g.generation, g.state])).toEqual([['v3.1', 'live']])
+          expect(await tableExists(env.db, 'listings_v1')).toBe(false)
+          await expect(env.runner.rollback('listings')).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/no previous generation/) })
+          expect((await env.runner.status()).map((g) => [g.generation, g.state])).toEqual([['v3.1', 'live']])
         } finally {
           unlisten()
-          await liveTables(db).stop()
+          await liveTables(env.db).stop()
         }
       })
     })
 
     describe('a rebuild of the same version', () => {
-      let db: Db
-      let store: EventStore
-      beforeAll(async () => {
-        db = await target.open()
-        store = await openSqlEventStore(db)
-        await ingestRecords(store, generateDemoFeed({ seed: 'same-version', listings: 400, anchor: ANCHOR }), DEFAULT_FX)
-      })
-      afterAll(async () => {
-        await store?.close()
-        await db?.close()
-      })
+      const env = storeFor(target.open, { seed: (store) => ingestRecords(store, generateDemoFeed({ seed: 'same-version', listings: 400, anchor: ANCHOR }), DEFAULT_FX) })
 
       it('builds beside the live generation, which keeps serving and following; then both follow until pruned', async () => {
-        const serving = new ProjectionRunner(db, store, [listingsProjection])
+        const serving = new ProjectionRunner(env.db, env.store, [listingsProjection])
         await serving.start((error) => {
           throw error
         })
-        const operator = new ProjectionRunner(db, store, [listingsProjection])
+        const operator = new ProjectionRunner(env.db, env.store, [listingsProjection])
         try {
-          const live = await liveTables(db).of(listingsProjection)
-          const before = await rowsOf(db, live)
-          const answer = JSON.stringify(await listZones(db, 'GT', NOW))
+          const live = await liveTables(env.db).of(listingsProjection)
+          const before = await rowsOf(env.db, live)
+          const answer = JSON.stringify(await listZones(env.db, 'GT', NOW))
           const rebuilding = operator.rebuild(['listings'])
           // Readers keep the live generation, whole, while the new one fills its own tables.
           while (!(await Promise.race([rebuilding.then(() => true), Promise.resolve(false)]))) {
-            if ((await liveTables(db).of(listingsProjection)).id !== 'v3.1') break
-            expect(JSON.stringify(await listZones(db, 'GT', NOW))).toBe(answer)
+            if ((await liveTables(env.db).of(listingsProjection)).id !== 'v3.1') break
+            expect(JSON.stringify(await listZones(env.db, 'GT', NOW))).toBe(answer)
           }
           const [built] = await rebuilding
           expect(built).toMatchObject({ generation: 'v3.2', outcome: 'promoted', resumed_from: 0 })
           expect(built!.events).toBeGreaterThan(800)
-          const promoted = await liveTables(db).of(listingsProjection)
+          const promoted = await liveTables(env.db).of(listingsProjection)
           expect(promoted.id).toBe('v3.2')
-          expect(await rowsOf(db, promoted)).toEqual(before)
+          expect(await rowsOf(env.db, promoted)).toEqual(before)
 
           // New events reach both the live and the previous generation (a rollback is instant and current).
-          await ingestRecords(store, [aRecord({ source_id: 'after-promotion', observed_at: '2026-04-03T00:00:00.000Z' })], DEFAULT_FX)
+          await ingestRecords(env.store, [aRecord({ source_id: 'after-promotion', observed_at: '2026-04-03T00:00:00.000Z' })], DEFAULT_FX)
           await eventually('both generations follow', async () => {
             const rows = await serving.status()
             return rows.length === 2 && rows.every((g) => g.lag_events === 0) && rows[0]!.position === rows[1]!.position
@@ -208,7 +191,7 @@ for (const target of databaseTargets('projection generations')) {
             ['v3.2', 'live'],
             ['v3.1', 'previous'],
           ])
-          expect(await rowsOf(db, await liveTables(db).of(listingsProjection))).toEqual(await rowsOf(db, live))
+          expect(await rowsOf(env.db, await liveTables(env.db).of(listingsProjection))).toEqual(await rowsOf(env.db, live))
         } finally {
           await serving.stop()
         }
@@ -216,22 +199,12 @@ for (const target of databaseTargets('projection generations')) {
     })
 
     describe('builds', () => {
-      let db: Db
-      let store: EventStore
-      beforeAll(async () => {
-        db = await target.open()
-        store = await openSqlEventStore(db)
-        await appendCounted(store, 1200)
-      })
-      afterAll(async () => {
-        await store?.close()
-        await db?.close()
-      })
+      const env = storeFor(target.open, { seed: (store) => appendCounted(store, 1200) })
 
       it('one at a time: a second builder is refused with the first one named; a dead builder\'s lock is taken over', async () => {
-        const runner = new ProjectionRunner(db, store, [counter()])
+        const runner = new ProjectionRunner(env.db, env.store, [counter()])
         await runner.prepare()
-        const elsewhere = new BuildLocks(db, { pid: 4242, host: 'builder-7', alive: () => true })
+        const elsewhere = new BuildLocks(env.db, { pid: 4242, host: 'builder-7', alive: () => true })
         const lock = await elsewhere.acquire('counter')
         await lock.describe('v1.2')
         await expect(runner.rebuild(['counter'])).rejects.toMatchObject({
@@ -243,19 +216,19 @@ for (const target of databaseTargets('projection generations')) {
 
         // A process of this host that is gone (its lease not yet run out) does not block the next build.
         const gone = spawnSync(process.execPath, ['-e', 'process.pid']).pid!
-        await new BuildLocks(db, { pid: gone, host: hostname(), alive: () => true }).acquire('counter')
+        await new BuildLocks(env.db, { pid: gone, host: hostname(), alive: () => true }).acquire('counter')
         expect(await runner.rebuild(['counter'])).toMatchObject([{ generation: 'v1.3', outcome: 'promoted' }])
       })
 
       it('a failing build records its error, stays building and is never promoted', async () => {
-        const runner = new ProjectionRunner(db, store, [counter()])
-        await appendCounted(store, 1, { poison: true })
+        const runner = new ProjectionRunner(env.db, env.store, [counter()])
+        await appendCounted(env.store, 1, { poison: true })
         const live = (await runner.status()).find((g) => g.state === 'live' || g.state === 'catching up')!.generation
         await expect(runner.rebuild(['counter'])).rejects.toThrow('poisoned event')
         const status = await runner.status()
         expect(status.find((g) => g.generation === live)!.state).toMatch(/live|catching up/)
         expect(status.find((g) => g.state === 'building')).toMatchObject({ last_error: expect.stringMatching(/poisoned event at \d+/) })
-        expect((await liveTables(db).of(counter())).id).toBe(live)
+        expect((await liveTables(env.db).of(counter())).id).toBe(live)
       })
 
       it('a version bump does not keep the server from serving: the old generation is served until the new one is promoted', async () => {

@@ -1,5 +1,5 @@
 import { type AnyElysia, Elysia } from 'elysia'
-import { expect } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import { listingsProjection } from '../../projections/listings/projection.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { generateDemoFeed } from '../../src/domain/demo/market.ts'
@@ -135,6 +135,22 @@ export function mountedOn(
     expect(response.headers.get('content-type')).toMatch(/application\/json/)
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }
   }
+}
+
+type Routes = Parameters<typeof mountedOn>[1]
+
+/**
+ * For the enclosing describe block: a generated market of 150 listings on `target`, with `routes`
+ * mounted on it (mountedOn); `market` and `get` are ready in its tests, the market closed after them.
+ */
+export function routesOnMarket(target: DatabaseTarget, routes: Routes): { market: Market; get: Get } {
+  const env = {} as { market: Market; get: Get }
+  beforeAll(async () => {
+    env.market = await openMarket(target, 150, 'routes')
+    env.get = mountedOn(env.market, routes)
+  })
+  afterAll(async () => env.market?.close())
+  return env
 }
 
 /** The 400 body naming exactly `fields`, in that order. */

@@ -45,18 +45,21 @@ function clusterPids(dir: string): number[] {
   return [postmaster, ...children]
 }
 
-export type PrivatePostgres = {
-  /** `postgres://postgres@127.0.0.1:PORT/postgres` */
+/** A server of this test's own, which it may stop, start, freeze and thaw as an outage would. */
+export type PrivateService = {
+  /** `postgres://postgres@127.0.0.1:PORT/postgres` or `redis://127.0.0.1:PORT` */
   readonly url: string
-  /** `pg_ctl stop -m immediate`: every connection dropped at once, as in a crash. Resolves once stopped. */
+  /** Killed at once (PostgreSQL: `pg_ctl stop -m immediate`): every connection dropped, as in a crash. Resolves once stopped. */
   stop(): Promise<void>
   /** Resolves once the server accepts connections. */
   start(): Promise<void>
-  /** Every process of the cluster stopped (SIGSTOP): connections stay open and nothing answers. */
+  /** Every process of the server stopped (SIGSTOP): connections stay open and nothing answers. */
   freeze(): void
   thaw(): void
-  dispose(): void
+  dispose(): void | Promise<void>
 }
+export type PrivatePostgres = PrivateService
+export type PrivateRedis = PrivateService
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'mirador-pg-'))
@@ -93,16 +96,6 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       rmSync(dir, { recursive: true, force: true })
     },
   }
-}
-
-export type PrivateRedis = {
-  /** `redis://127.0.0.1:PORT` */
-  readonly url: string
-  stop(): Promise<void>
-  start(): Promise<void>
-  freeze(): void
-  thaw(): void
-  dispose(): Promise<void>
 }
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {

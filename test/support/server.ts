@@ -48,8 +48,11 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 export type CliResult = { code: number; stdout: string; stderr: string }
 
-/** Runs `PROGRAM ARGS…` to its end, as an operator would; killed (and failing the test) after `timeoutMs`. */
-function runProgram(program: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+/**
+ * Runs `PROGRAM ARGS…` from the repository root to its end, as an operator would, with `env` added to
+ * a clean environment (childEnv); killed (and failing the test) after `timeoutMs`.
+ */
+export function runProgram(program: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(program, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''

@@ -1,20 +1,15 @@
 import { Value } from '@sinclair/typebox/value'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ZoneDetailResponse, ZoneHistoryResponse, ZonesResponse } from '../../src/domain/market/zone-figures.ts'
 import { zoneRoutes } from '../../src/zones/routes.ts'
 import { databaseTargets } from '../support/databases.ts'
-import { type Get, type Market, invalidRequest, mountedOn, openMarket } from '../support/market.ts'
+import { type Get, invalidRequest, routesOnMarket } from '../support/market.ts'
 
-/** The zone endpoints as HTTP over a generated market (see mountedOn). */
+/** The zone endpoints as HTTP over a generated market (see routesOnMarket). */
 for (const target of databaseTargets('zone endpoints')) {
   describe(`zone endpoints on ${target.name}`, () => {
-    let market: Market
-    let get: Get
-    beforeAll(async () => {
-      market = await openMarket(target, 150, 'routes')
-      get = mountedOn(market, zoneRoutes)
-    })
-    afterAll(async () => market?.close())
+    const on = routesOnMarket(target, zoneRoutes)
+    const get: Get = (path) => on.get(path)
 
     it('GET /zones lists the zones of a country in zone order, country in any letter case', async () => {
       const { status, body } = await get('/zones?country=cr')
@@ -38,7 +33,7 @@ for (const target of databaseTargets('zone endpoints')) {
     })
 
     it('GET /zones?as_of answers as the market stood then, naming the instant; the same instant as now answers as now', async () => {
-      const first = market.records.map((r) => r.observed_at).sort()[0]!
+      const first = on.market.records.map((r) => r.observed_at).sort()[0]!
       const { status, body } = await get(`/zones?country=GT&as_of=${encodeURIComponent('2026-03-01T06:00:00-06:00')}`)
       expect(status).toBe(200)
       expect(Value.Check(ZonesResponse, body)).toBe(true)
@@ -54,11 +49,11 @@ for (const target of databaseTargets('zone endpoints')) {
       expect(status).toBe(200)
       expect(Value.Check(ZoneDetailResponse, body)).toBe(true)
       expect(body).toMatchObject({ ok: true, as_of: '2026-04-01T00:00:00.000Z', zone: 'Zona 2', country: 'HN' })
-      const first = market.records.map((r) => r.observed_at).sort()[0]!
-      const zone = market.records.find((r) => r.observed_at === first)!
-      const other = market.records.filter((r) => r.country === zone.country && r.zone !== zone.zone).map((r) => r.observed_at).sort()[0]!
+      const first = on.market.records.map((r) => r.observed_at).sort()[0]!
+      const zone = on.market.records.find((r) => r.observed_at === first)!
+      const other = on.market.records.filter((r) => r.country === zone.country && r.zone !== zone.zone).map((r) => r.observed_at).sort()[0]!
       expect(other > first).toBe(true)
-      const later = market.records.find((r) => r.observed_at === other)!
+      const later = on.market.records.find((r) => r.observed_at === other)!
       expect(await get(`/zone/${later.zone.toLowerCase().replace(' ', '-')}?country=${zone.country}&as_of=${first}`)).toMatchObject({ status: 404 })
     })
 
@@ -91,7 +86,7 @@ for (const target of databaseTargets('zone endpoints')) {
           details: [{ field: 'as_of', message: 'is in the future' }],
         },
       })
-      const first = market.records.map((r) => r.observed_at).sort()[0]!
+      const first = on.market.records.map((r) => r.observed_at).sort()[0]!
       const before = new Date(Date.parse(first) - 1).toISOString()
       for (const path of [`/zones?as_of=${before}`, `/zone/zona-1?as_of=${before}`, `/zone/zona-1/history?as_of=${before}`]) {
         expect(await get(path)).toEqual({
