@@ -94,22 +94,6 @@ describe('an event store outage, KurrentDB through its error mapping', () => {
     await expect(asRequest(() => store.append('owner-acme', [], 0))).rejects.toBeInstanceOf(WrongExpectedRevision)
     expect(dependency.reachable).toBe(true)
   })
-
-  it('a stumbling recovery is one outage: no second pair of lines', async () => {
-    let now = 0
-    const logged: string[] = []
-    const dependency = new Dependency('read-model database', (event) => logged.push(event), () => now)
-    dependency.failed('ECONNREFUSED', true)
-    now = 5_000
-    dependency.answered()
-    now = 5_300
-    dependency.failed('CONNECT_TIMEOUT', true)
-    now = 5_400
-    dependency.answered()
-    now = 6_500
-    dependency.answered()
-    expect(logged).toEqual(['dependency_down', 'dependency_up'])
-  })
 })
 
 describe('PostgreSQL failures as the read models see them', () => {

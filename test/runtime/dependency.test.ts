@@ -165,55 +165,71 @@ describe("a request's time, and the dependency a refusal names", () => {
   })
 })
 
+/** The read-model database as a dependency on the test's clock (`at`), and the lines it logged. */
+function database() {
+  let now = 0
+  const logged: string[] = []
+  const dependency = new Dependency('read-model database', (event) => logged.push(event), () => now)
+  return { dependency, logged, at: (ms: number) => void (now = ms) }
+}
+
 describe('failures that are old news', () => {
+  it('a stumbling recovery is one outage: no second pair of lines', () => {
+    const { dependency, logged, at } = database()
+    dependency.failed('ECONNREFUSED', true)
+    at(5_000)
+    dependency.answered()
+    at(5_300)
+    dependency.failed('CONNECT_TIMEOUT', true)
+    at(5_400)
+    dependency.answered()
+    at(6_500)
+    dependency.answered()
+    expect(logged).toEqual(['dependency_down', 'dependency_up'])
+  })
+
   it('a call begun during an outage that fails after the recovery changes nothing (a connection opened during the outage, timing out after it)', async () => {
-    let now = 0
-    const logged: string[] = []
-    const database = new Dependency('read-model database', (event) => logged.push(event), () => now)
-    database.failed('ECONNREFUSED', true)
-    now = 50
+    const { dependency, logged, at } = database()
+    dependency.failed('ECONNREFUSED', true)
+    at(50)
     let timeOut: (error: unknown) => void = () => {}
-    const straggler = database.call(() => new Promise((_, reject) => (timeOut = reject)))
+    const straggler = dependency.call(() => new Promise((_, reject) => (timeOut = reject)))
     // The database is back: it answers the probes (outside any request), then requests…
-    now = 100
-    expect(await database.call(answers)).toBe('answered')
-    now = 1200
-    expect(await asRequest(() => database.call(answers))).toBe('answered')
+    at(100)
+    expect(await dependency.call(answers)).toBe('answered')
+    at(1200)
+    expect(await asRequest(() => dependency.call(answers))).toBe('answered')
     // …and then the straggler's connection attempt times out.
-    now = 2000
+    at(2000)
     timeOut(new DependencyUnavailable('read-model database', 'CONNECT_TIMEOUT 127.0.0.1:6432'))
     await expect(straggler).rejects.toBeInstanceOf(DependencyUnavailable)
     // The next request is not refused, and the outage was one: down, then up.
-    expect(await asRequest(() => database.call(answers))).toBe('answered')
-    expect(database.reachable).toBe(true)
+    expect(await asRequest(() => dependency.call(answers))).toBe('answered')
+    expect(dependency.reachable).toBe(true)
     expect(logged).toEqual(['dependency_down', 'dependency_up'])
   })
 
   it('a probe sent just before a server froze counts when it fails, though the server answered others after it was sent', () => {
-    let now = 0
-    const database = new Dependency('read-model database', () => {}, () => now)
-    const probeBegan = now
+    const { dependency, at } = database()
     // Calls in flight when the server froze are answered; nothing after.
-    now = 20
-    database.answered()
-    now = 500
-    database.failed('no answer within 500 ms', true, false, probeBegan)
-    expect(database.reachable).toBe(false)
+    at(20)
+    dependency.answered()
+    at(500)
+    dependency.failed('no answer within 500 ms', true, false, 0)
+    expect(dependency.reachable).toBe(false)
   })
 
   it('a probe sent into a frozen server that fails once the server is back does not take it down again', () => {
-    let now = 0
-    const logged: string[] = []
-    const database = new Dependency('read-model database', (event) => logged.push(event), () => now)
-    database.failed('no answer within 500 ms', true)
-    const probeBegan = (now = 4000)
-    now = 5000
-    database.answered()
-    now = 6100
-    database.answered()
-    now = 6200
-    database.failed('CONNECT_TIMEOUT', true, false, probeBegan)
-    expect(database.reachable).toBe(true)
+    const { dependency, logged, at } = database()
+    dependency.failed('no answer within 500 ms', true)
+    const probeBegan = 4000
+    at(5000)
+    dependency.answered()
+    at(6100)
+    dependency.answered()
+    at(6200)
+    dependency.failed('CONNECT_TIMEOUT', true, false, probeBegan)
+    expect(dependency.reachable).toBe(true)
     expect(logged).toEqual(['dependency_down', 'dependency_up'])
   })
 })
