@@ -206,6 +206,22 @@ export class Dependency {
     return this.down === null
   }
 
+  /** Whether it answered anything in the last `ms`. */
+  answeredWithin(ms: number): boolean {
+    return this.clock() - this.lastReachable < ms
+  }
+
+  /**
+   * A probe that had no answer within PROBE_DEADLINE_MS. It takes the dependency down at once (a
+   * frozen server answers nothing, and /readyz must follow within a second), unless the dependency
+   * answered other calls in the second half of the probe's wait: a frozen server answers none after it
+   * froze, while a busy machine's database answers others as one probe waits.
+   */
+  probeExpired(began: number): void {
+    if (this.answeredWithin(PROBE_DEADLINE_MS / 2)) return
+    this.failed(`no answer within ${PROBE_DEADLINE_MS} ms`, true, false, began)
+  }
+
   answered(): void {
     const now = this.clock()
     this.lastReachable = now
@@ -316,7 +332,7 @@ export function watchDependencies(probes: readonly { dependency: Dependency; pro
       const began = dependency.clock()
       const asked = probe()
       let settled = false
-      const cancel = afterDeadline(PROBE_DEADLINE_MS, () => !settled && dependency.failed(`no answer within ${PROBE_DEADLINE_MS} ms`, true, false, began))
+      const cancel = afterDeadline(PROBE_DEADLINE_MS, () => !settled && dependency.probeExpired(began))
       asked
         .then(
           () => dependency.answered(),

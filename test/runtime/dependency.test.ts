@@ -219,6 +219,22 @@ describe('failures that are old news', () => {
     expect(dependency.reachable).toBe(false)
   })
 
+  it('a probe that waits in vain takes the dependency down, unless it answered others while the probe waited (a busy machine, not a frozen server)', () => {
+    const frozen = database()
+    frozen.at(200)
+    frozen.dependency.answered()
+    frozen.at(500)
+    frozen.dependency.probeExpired(0)
+    expect(frozen.dependency.reachable).toBe(false)
+
+    const busy = database()
+    busy.at(300)
+    busy.dependency.answered()
+    busy.at(500)
+    busy.dependency.probeExpired(0)
+    expect(busy.dependency.reachable).toBe(true)
+  })
+
   it('a probe sent into a frozen server that fails once the server is back does not take it down again', () => {
     const { dependency, logged, at } = database()
     dependency.failed('no answer within 500 ms', true)
