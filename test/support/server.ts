@@ -64,7 +64,8 @@ export function runProgram(program: string, args: string[], env: Record<string, 
     child.stdout.on('data', (chunk) => (stdout += chunk))
     child.stderr.on('data', (chunk) => (stderr += chunk))
     child.once('error', reject)
-    child.once('exit', (code) => {
+    // 'close', not 'exit': the process may exit before what it wrote last is read from its pipes.
+    child.once('close', (code) => {
       clearTimeout(timer)
       resolveRun({ code: code ?? -1, stdout, stderr })
     })
@@ -104,7 +105,8 @@ export async function startServer(env: Record<string, string>, { runtime = 'bun'
   let output = ''
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<number>((resolveExit) => child.once('exit', (code) => resolveExit(code ?? -1)))
+  // Once its pipes close: on 'exit' the last lines it wrote (the shutdown's 'stopped') may be unread yet.
+  const exited = new Promise<number>((resolveExit) => child.once('close', (code) => resolveExit(code ?? -1)))
   await new Promise<void>((ready, fail) => {
     const deadline = setTimeout(() => {
       clearInterval(check)
