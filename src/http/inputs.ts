@@ -25,8 +25,12 @@ export type InputSchemas<P extends TObject = TObject<{}>, Q extends TObject = TO
 }
 
 export type HttpInputs<P extends TObject = TObject<{}>, Q extends TObject = TObject<{}>> = InputSchemas<P, Q> & {
-  /** The parameters of a request, from its URL and the path parameters its route matched; else invalid_request. */
-  read(url: string, params?: Readonly<Record<string, string | null | undefined>>): { params: Parsed<P>; query: Parsed<Q> }
+  /**
+   * The parameters of a request, from its URL and the path parameters its route matched; else
+   * invalid_request. `more`: checks the operation makes later, with the request's time and data,
+   * given here so that a refusal names their problems with the others (see `defineOperation`).
+   */
+  read(url: string, params?: Readonly<Record<string, string | null | undefined>>, more?: (valid: Partial<Static<P> & Static<Q>>) => FieldError[]): { params: Parsed<P>; query: Parsed<Q> }
 }
 
 const INTEGER_TEXT = /^(?:0|[1-9][0-9]*)$/
@@ -87,15 +91,15 @@ export function httpInputs<P extends TObject = TObject<{}>, Q extends TObject = 
   const what = schemas.params && schemas.query ? 'request' : schemas.params ? 'path' : 'query'
   return {
     ...schemas,
-    read(url, pathParams = {}) {
+    read(url, pathParams = {}, more) {
       const problems = new Map<string, string>()
       const params = schemas.params
         ? readPart(schemas.params, new Map(Object.entries(pathParams).map(([name, value]) => [name, [value]])), problems)
         : {}
       const query = schemas.query ? readPart(schemas.query, queryValues(url), problems) : {}
-      if (schemas.refine) {
-        const valid = Object.fromEntries(Object.entries({ ...params, ...query }).filter(([name]) => !problems.has(name)))
-        for (const { field, message } of schemas.refine(valid as Partial<Static<P> & Static<Q>>)) if (!problems.has(field)) problems.set(field, message)
+      const valid = Object.fromEntries(Object.entries({ ...params, ...query }).filter(([name]) => !problems.has(name))) as Partial<Static<P> & Static<Q>>
+      for (const check of [schemas.refine, more]) {
+        for (const { field, message } of check?.(valid) ?? []) if (!problems.has(field)) problems.set(field, message)
       }
       if (problems.size > 0) {
         const rank = (field: string) => (order.includes(field) ? order.indexOf(field) : order.length)

@@ -1,6 +1,7 @@
-import type { TObject } from '@sinclair/typebox'
+import type { Static, TObject } from '@sinclair/typebox'
 import { type Context, Elysia } from 'elysia'
 import type { Scope } from '../domain/keys/key.ts'
+import { type FieldError, isAppError } from '../shared/errors.ts'
 import type { Parsed } from '../shared/input-schema.ts'
 import type { Caller, Gate } from './gate.ts'
 import type { HttpInputs } from './inputs.ts'
@@ -28,6 +29,12 @@ export type OperationDeclaration<D, P extends TObject, Q extends TObject> = Omit
   inputs?: HttpInputs<P, Q>
   /** Given the operation's dependencies once, at start-up: the handler of each request. */
   handler(deps: D): (request: OperationRequest<P, Q>) => unknown
+  /**
+   * Checks the handler makes with the request's time and data (an instant in the market's range),
+   * asked only when the inputs are refused anyway, so that the refusal names every bad parameter
+   * at once; an accepted request pays nothing for them.
+   */
+  checkedWhenRefused?(deps: D): () => Promise<(valid: Partial<Static<P> & Static<Q>>) => FieldError[]>
 }
 
 /** What a handler is given: the request (for its headers and body), the response being made, the caller and the parsed inputs. */
@@ -57,7 +64,7 @@ const NO_INPUTS = { params: {}, query: {} } as { params: Parsed<TObject<{}>>; qu
 export function defineOperation<D, P extends TObject = TObject<{}>, Q extends TObject = TObject<{}>>(
   declaration: OperationDeclaration<D, P, Q>,
 ): Operation<D> {
-  const { method, path, access, inputs, handler, ...document } = declaration
+  const { method, path, access, inputs, handler, checkedWhenRefused, ...document } = declaration
   return {
     method,
     path,
@@ -66,7 +73,18 @@ export function defineOperation<D, P extends TObject = TObject<{}>, Q extends TO
     handler(deps) {
       const handle = handler(deps) as (request: OperationRequest<TObject, TObject>) => unknown
       if (!inputs) return ({ request, set, caller }) => handle({ request, set, caller, ...NO_INPUTS })
-      return ({ request, params, set, caller }) => handle({ request, set, caller, ...inputs.read(request.url, params) })
+      const later = checkedWhenRefused?.(deps)
+      return ({ request, params, set, caller }) => {
+        let read: ReturnType<typeof inputs.read>
+        try {
+          read = inputs.read(request.url, params)
+        } catch (refusal) {
+          if (!later || !isAppError(refusal) || refusal.code !== 'invalid_request') throw refusal
+          // Read again with the later checks: the refusal names their problems too.
+          return later().then((more) => inputs.read(request.url, params, more) && Promise.reject(refusal))
+        }
+        return handle({ request, set, caller, ...read })
+      }
     },
   }
 }

@@ -3,7 +3,7 @@ import { httpInputs } from '../http/inputs.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
 import { HistoryQuery, SlugParams, type ZoneDeps, zoneNotFound } from './inputs.ts'
-import { asOfProblems, instantAsked, zoneHistory } from './point-in-time.ts'
+import { asOfRangeChecks, asOfProblems, instantAsked, zoneHistory } from './point-in-time.ts'
 
 const inputs = httpInputs({ params: SlugParams, query: HistoryQuery, refine: ({ as_of }) => asOfProblems(as_of) })
 
@@ -18,6 +18,7 @@ export const getZoneHistory = defineOperation({
   description:
     "For each of the last `months` calendar months (UTC), the current one included, the zone's figures at the month's end (at the request time, or as_of, for the current month) by the definitions of /zone/{slug}; months before the zone's first listing say so (`listed: false`).",
   inputs,
+  checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZoneHistoryResponse,
   errors: [refusalOf(() => inputs.read('?months=37', { slug: 'zona-1' })), zoneNotFound('zona-99', 'GT')],
   handler: (deps: ZoneDeps) => async ({ params: { slug }, query: { country, months, as_of } }) => {

@@ -7,7 +7,7 @@ import { defineOperation } from '../http/operation.ts'
 import { ReadyBytes } from '../shared/ready-bytes.ts'
 import { type CountryZoneFacts, zoneDetailAt, zoneFactsChangeAt } from '../domain/market/zone-statistics.ts'
 import { SlugParams, ZoneQuery, type ZoneDeps, zoneNotFound } from './inputs.ts'
-import { asOfProblems, instantAsked, zoneAsOf } from './point-in-time.ts'
+import { asOfRangeChecks, asOfProblems, instantAsked, zoneAsOf } from './point-in-time.ts'
 
 const inputs = httpInputs({ params: SlugParams, query: ZoneQuery, refine: ({ as_of }) => asOfProblems(as_of) })
 
@@ -22,6 +22,7 @@ export const getZone = defineOperation({
   description:
     'The figures of one zone of a country, with its breakdowns; with as_of, as the market stood at that instant; a zone the country does not have (then) is 404.',
   inputs,
+  checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZoneDetailResponse,
   errors: [refusalOf(() => inputs.read('?country=xx', { slug: 'zona-01' })), zoneNotFound('zona-99', 'GT')],
   handler(deps: ZoneDeps) {

@@ -6,7 +6,7 @@ import { defineOperation } from '../http/operation.ts'
 import { ReadyBytes } from '../shared/ready-bytes.ts'
 import { type CountryZoneFacts, zoneFactsChangeAt, zonesAt } from '../domain/market/zone-statistics.ts'
 import { ZoneQuery, type ZoneDeps } from './inputs.ts'
-import { asOfProblems, instantAsked, zonesAsOf } from './point-in-time.ts'
+import { asOfRangeChecks, asOfProblems, instantAsked, zonesAsOf } from './point-in-time.ts'
 
 const inputs = httpInputs({ query: ZoneQuery, refine: ({ as_of }) => asOfProblems(as_of) })
 
@@ -25,6 +25,7 @@ export const listZones = defineOperation({
   description:
     'Every zone ever seen in the country, by zone number: active listings, medians (price, price per m², days on market) and the 30-day change; with as_of, as the market stood at that instant.',
   inputs,
+  checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZonesResponse,
   errors: [refusalOf(() => inputs.read('?country=MX')), refusalOf(() => inputs.read('?as_of=2026-02-30T00:00:00Z'))],
   handler(deps: ZoneDeps) {

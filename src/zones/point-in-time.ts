@@ -47,15 +47,33 @@ export const asOfProblems = (asOf: string | undefined): FieldError[] =>
 export async function instantAsked(asOf: string | undefined, now: Date, zones: ZoneAnswers): Promise<Date | null> {
   if (asOf === undefined) return null
   const at = instantOf(asOf)!
-  if (at > now) {
-    throw invalidRequest(`as_of ${asOf} is in the future (now is ${now.toISOString()})`, [{ field: 'as_of', message: 'is in the future' }])
-  }
+  if (at > now) throw invalidRequest(`as_of ${asOf} is in the future (now is ${now.toISOString()})`, IN_THE_FUTURE)
   const first = await zones.firstEvent()
-  if (first === null || at < new Date(first)) {
+  if (before(at, first)) {
     const since = first === null ? 'no listing has been recorded yet' : `the first listing event is at ${first}`
-    throw invalidRequest(`as_of ${asOf} is before any market data (${since})`, [{ field: 'as_of', message: 'is before any market data' }])
+    throw invalidRequest(`as_of ${asOf} is before any market data (${since})`, BEFORE_ANY_DATA)
   }
   return at
+}
+
+const IN_THE_FUTURE = [{ field: 'as_of', message: 'is in the future' }]
+const BEFORE_ANY_DATA = [{ field: 'as_of', message: 'is before any market data' }]
+const before = (at: Date, first: string | null) => first === null || at < new Date(first)
+
+/**
+ * The problems of `as_of` that `instantAsked` finds, for a request refused for other parameters too
+ * (`checkedWhenRefused`): the refusal names them all at once.
+ */
+export function asOfRangeChecks(zones: ZoneAnswers, clock: () => Date) {
+  return async () => {
+    const now = clock()
+    const first = await zones.firstEvent()
+    return ({ as_of }: { as_of?: string }): FieldError[] => {
+      const at = as_of === undefined ? null : instantOf(as_of)
+      if (at === null) return []
+      return at > now ? IN_THE_FUTURE : before(at, first) ? BEFORE_ANY_DATA : []
+    }
+  }
 }
 
 /** GET /zones's zones of `country` as the market stood at `at`. */

@@ -114,6 +114,11 @@ for (const target of databaseTargets('zone endpoints')) {
       ['/zone/Zona-1', ['slug']],
       ['/zone/zona-01', ['slug']],
       ['/zone/zona-0?country=xx', ['slug', 'country']],
+      // Out of the market's range and another bad parameter: both named at once (the range is checked
+      // with the request's time and data, also when the request is refused for another parameter).
+      ['/zones?country=&as_of=4170-08-17T19:23Z', ['country', 'as_of']],
+      ['/zone/zona-0?as_of=1970-01-01T00:00:00Z', ['slug', 'as_of']],
+      ['/zone/zona-1/history?months=0&as_of=4170-01-01T00:00:00Z', ['months', 'as_of']],
     ])('GET %s → 400 invalid_request naming %j', async (path, fields) => {
       expect(await get(path)).toEqual({ status: 400, body: invalidRequest(fields) })
     })
