@@ -247,7 +247,9 @@ describe.skipIf(why !== null)('outages of PostgreSQL and Redis under load (priva
       const run = await outage(round, begin, end)
       expectHonestAnswers(run.answers, ok)
       // Only Redis is away: no refusal blames PostgreSQL (an operator paged would look in the wrong place).
-      expect(run.answers.filter((a) => a.status === 503 && /event store|read-model database/.test(String(a.body?.message))).map((a) => ({ kind: a.kind, ms: a.end - a.start, body: a.body }))).toEqual([])
+      const blamed = run.answers.filter((a) => a.status === 503 && /event store|read-model database/.test(String(a.body?.message)))
+      const states = run.log.split('\n').filter((line) => line.includes('"event":"dependency_')).join('\n')
+      expect(blamed.map((a) => ({ kind: a.kind, at: a.start - run.begun, ms: a.end - a.start, body: a.body })), `the dependencies' log lines:\n${states}`).toEqual([])
       expectBackWithinASecond(run, ['rate limiter'])
     }
   }, 90_000)
