@@ -42,8 +42,9 @@ export class DependencyUnavailable extends AppError {
     readonly sent = true,
     readonly evidence: Evidence = 'unreachable',
     /**
-     * Whether the client is told the dependency failed: it could not be reached, or is known to be
-     * failing. A lone slow call, which may be a busy machine's, and a request out of its own time are not.
+     * Whether the client is told the dependency failed: it could not be reached, or is judged down (its
+     * probe went unanswered, or its calls failed for half a second with no answer). Slow calls, which
+     * may be a busy machine's or a burst queued on the append lock, and a request out of its time are not.
      */
     readonly blamed = evidence !== 'nothing',
   ) {
@@ -188,9 +189,11 @@ export class Dependency {
   /**
    * The first failure since the last answer; `confirmed` once it is not one slow call alone (the
    * adapter could not reach the dependency, a probe failed, or another call failed too): only then are
-   * other requests' calls refused before it is judged down.
+   * other requests' calls refused before it is judged down. `unreachable`: one of the failures says the
+   * dependency could not be reached; slow calls alone may be a burst queued behind each other on a busy
+   * machine, so their refusals do not blame the dependency until it is judged down.
    */
-  private failing: { since: number; confirmed: boolean } | null = null
+  private failing: { since: number; confirmed: boolean; unreachable: boolean } | null = null
   /** The outage logged, whose end is not logged yet; `back`: when the dependency last came back. */
   private logged: { since: number; back: number | null } | null = null
 
@@ -250,7 +253,8 @@ export class Dependency {
     if (began !== undefined && began < this.lastRecovered) return
     const now = this.clock()
     if (this.failing) this.failing.confirmed = true
-    else this.failing = { since: now, confirmed: certain || !slow }
+    else this.failing = { since: now, confirmed: certain || !slow, unreachable: false }
+    this.failing.unreachable ||= certain || !slow
     if (this.down || (!certain && now - this.failing.since < FAILING_FOR_DOWN_MS)) return
     this.down = { since: now, reason }
     if (this.logged) {
@@ -297,7 +301,8 @@ export class Dependency {
     // A confirmed `failing`: calls failed and none answered since; a call queued behind them (e.g. a
     // charge behind another of the same quota, src/briefings/ledger.ts) waited for that failure already.
     if (!request.met && (this.down || this.failing?.confirmed)) {
-      request.met = new DependencyUnavailable(this.name, this.down?.reason ?? 'its last calls failed', false)
+      const blamed = this.down !== null || this.failing!.unreachable
+      request.met = new DependencyUnavailable(this.name, this.down?.reason ?? 'its last calls failed', false, blamed ? 'unreachable' : 'slow', blamed)
     }
     return allowance(request, this.name)
   }
@@ -306,14 +311,14 @@ export class Dependency {
    * What a failed call says: the 503 it answers, and what it tells of the dependency's state. A call
    * made inside another (the event store's over its database) keeps the inner refusal's evidence; one
    * cut short by its request's bound (`nothing`) tells nothing of the dependency. The answer names the
-   * dependency once its failure is more than one slow call (see `blamed`).
+   * dependency when it could not be reached or is judged down (see `blamed`).
    */
   private judge(error: unknown, began: number): DependencyUnavailable {
     const sent = !(error instanceof DependencyUnavailable) || error.sent
     const evidence: Evidence =
       error instanceof DeadlinePassed ? (error.ms < CALL_DEADLINE_MS ? 'nothing' : 'slow') : error instanceof DependencyUnavailable ? error.evidence : 'unreachable'
     if (sent && evidence !== 'nothing') this.failed(reasonOf(error), false, evidence === 'slow', began)
-    const blamed = evidence === 'unreachable' || (evidence === 'slow' && (!this.reachable || this.failing?.confirmed === true))
+    const blamed = evidence === 'unreachable' || (evidence === 'slow' && !this.reachable)
     return new DependencyUnavailable(this.name, reasonOf(error), sent, evidence, blamed)
   }
 }

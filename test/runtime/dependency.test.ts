@@ -254,12 +254,16 @@ describe('a slow dependency, as the client is told', () => {
   beforeEach(() => vi.useFakeTimers())
   afterEach(() => vi.useRealTimers())
 
-  it('one slow call is the server not answering in time; a second with no answer between names the dependency', async () => {
+  it('slow calls are the server not answering in time; once the dependency is judged down, it is named', async () => {
     const now = 0
     const events = new Dependency('event store', () => {}, () => now)
-    // One call with no answer in its whole second: a busy machine or a long transaction, as likely as a failing store.
+    // Calls with no answer in their whole second: a busy machine, a burst queued on the append lock, a long transaction.
     expect(messageOf(await within(CALL_DEADLINE_MS, asRequest(() => events.call(never))))).toBe('the server could not answer in time; retry in a moment')
-    // A second one, nothing answered between: the store is failing, and the client is told which.
-    expect(messageOf(await within(CALL_DEADLINE_MS, asRequest(() => events.call(never))))).toBe('the event store is unavailable; retry in a moment')
+    expect(messageOf(await within(CALL_DEADLINE_MS, asRequest(() => events.call(never))))).toBe('the server could not answer in time; retry in a moment')
+    // Refused at once meanwhile (calls failed and none answered since), still without blaming the store.
+    expect(messageOf(await asRequest(() => events.call(answers)).catch((e: unknown) => e))).toBe('the server could not answer in time; retry in a moment')
+    // Its probe goes unanswered: the store is down, and the client is told which.
+    events.failed('no answer within 500 ms', true)
+    expect(messageOf(await asRequest(() => events.call(answers)).catch((e: unknown) => e))).toBe('the event store is unavailable; retry in a moment')
   })
 })
