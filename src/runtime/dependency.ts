@@ -317,8 +317,13 @@ export class Dependency {
     const sent = !(error instanceof DependencyUnavailable) || error.sent
     const evidence: Evidence =
       error instanceof DeadlinePassed ? (error.ms < CALL_DEADLINE_MS ? 'nothing' : 'slow') : error instanceof DependencyUnavailable ? error.evidence : 'unreachable'
-    if (sent && evidence !== 'nothing') this.failed(reasonOf(error), false, evidence === 'slow', began)
-    const blamed = evidence === 'unreachable' || (evidence === 'slow' && !this.reachable)
+    // A connection that failed while the dependency answered other calls is that connection's failure
+    // (after a restart, postgres.js can keep one connection timing out at connect while the others
+    // serve): the request is refused, the dependency neither blamed nor taken for failing.
+    const connectionOnly =
+      evidence === 'unreachable' && (this.lastReachable > began || (error instanceof DependencyUnavailable && error.evidence === 'unreachable' && !error.blamed))
+    if (sent && evidence !== 'nothing' && !connectionOnly) this.failed(reasonOf(error), false, evidence === 'slow', began)
+    const blamed = !connectionOnly && (evidence === 'unreachable' || (evidence === 'slow' && !this.reachable))
     return new DependencyUnavailable(this.name, reasonOf(error), sent, evidence, blamed)
   }
 }

@@ -219,6 +219,22 @@ describe('failures that are old news', () => {
     expect(dependency.reachable).toBe(false)
   })
 
+  it('a connection that fails while the dependency answers others is that connection\'s failure: refused, the dependency not blamed nor failing', async () => {
+    const { dependency, logged, at } = database()
+    let timeOut: (error: unknown) => void = () => {}
+    const stuck = asRequest(() => dependency.call(() => new Promise((_, reject) => (timeOut = reject))))
+    at(100)
+    expect(await asRequest(() => dependency.call(answers))).toBe('answered')
+    at(300)
+    timeOut(new DependencyUnavailable('read-model database', 'CONNECT_TIMEOUT 127.0.0.1:6432'))
+    const refusal = await stuck.catch((e: unknown) => e)
+    expect(messageOf(refusal)).toBe('the server could not answer in time; retry in a moment')
+    // The next request is served: one connection's failure says nothing of the database.
+    expect(await asRequest(() => dependency.call(answers))).toBe('answered')
+    expect(dependency.reachable).toBe(true)
+    expect(logged).toEqual([])
+  })
+
   it('a probe that waits in vain takes the dependency down, unless it answered others while the probe waited (a busy machine, not a frozen server)', () => {
     const frozen = database()
     frozen.at(200)
