@@ -225,6 +225,12 @@ export class Dependency {
     this.failed(`no answer within ${PROBE_DEADLINE_MS} ms`, true, false, began)
   }
 
+  /** A probe refused (its connection failed): certain, unless the dependency answered other calls meanwhile (see `judge`). */
+  probeFailed(reason: string, began: number): void {
+    if (this.lastReachable > began) return
+    this.failed(reason, true, false, began)
+  }
+
   answered(): void {
     const now = this.clock()
     this.lastReachable = now
@@ -346,7 +352,7 @@ export function watchDependencies(probes: readonly { dependency: Dependency; pro
       asked
         .then(
           () => dependency.answered(),
-          (error) => dependency.failed(reasonOf(error), true, false, began),
+          (error) => dependency.probeFailed(reasonOf(error), began),
         )
         .finally(() => {
           settled = true

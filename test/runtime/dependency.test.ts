@@ -235,6 +235,18 @@ describe('failures that are old news', () => {
     expect(logged).toEqual([])
   })
 
+  it("the probe's own connection failing while the dependency answers others does not take it down", () => {
+    const { dependency, at } = database()
+    at(100)
+    dependency.answered()
+    at(2000)
+    dependency.probeFailed('CONNECT_TIMEOUT 127.0.0.1:6432', 0)
+    expect(dependency.reachable).toBe(true)
+    // Refused with nothing answered since it was sent: the dependency is down.
+    dependency.probeFailed('ECONNREFUSED 127.0.0.1:6432', 2100)
+    expect(dependency.reachable).toBe(false)
+  })
+
   it('a probe that waits in vain takes the dependency down, unless it answered others while the probe waited (a busy machine, not a frozen server)', () => {
     const frozen = database()
     frozen.at(200)
