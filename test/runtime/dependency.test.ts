@@ -248,19 +248,19 @@ describe('failures that are old news', () => {
   })
 
   it('a probe that waits in vain takes the dependency down, unless it answered others while the probe waited (a busy machine, not a frozen server)', () => {
-    const frozen = database()
-    frozen.at(200)
-    frozen.dependency.answered()
-    frozen.at(500)
-    frozen.dependency.probeExpired(0)
-    expect(frozen.dependency.reachable).toBe(false)
-
-    const busy = database()
-    busy.at(300)
-    busy.dependency.answered()
-    busy.at(500)
-    busy.dependency.probeExpired(0)
-    expect(busy.dependency.reachable).toBe(true)
+    /** Whether the dependency is reachable after a probe sent at 0 expires at 500, its last answer at `answeredAt`. */
+    const afterProbeExpired = (answeredAt: number) => {
+      const { dependency, at } = database()
+      at(answeredAt)
+      dependency.answered()
+      at(500)
+      dependency.probeExpired(0)
+      return dependency.reachable
+    }
+    // Frozen: its last answer before the second half of the wait.
+    expect(afterProbeExpired(200)).toBe(false)
+    // Busy: it answered others while the probe waited.
+    expect(afterProbeExpired(300)).toBe(true)
   })
 
   it('a probe sent into a frozen server that fails once the server is back does not take it down again', () => {
