@@ -210,7 +210,7 @@ export class Dependency {
   }
 
   /** Whether it answered anything in the last `ms`. */
-  answeredWithin(ms: number): boolean {
+  private answeredWithin(ms: number): boolean {
     return this.clock() - this.lastReachable < ms
   }
 
