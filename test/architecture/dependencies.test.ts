@@ -1,29 +1,25 @@
-import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { promisify } from 'node:util'
+import { cruise, type IViolation } from 'dependency-cruiser'
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options'
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config'
 import { afterAll, describe, expect, test } from 'vitest'
 
 /**
  * The layer rules of .dependency-cruiser.cjs (docs/architecture.md), run by dependency-cruiser on the
  * code, and on small trees built to break each rule once: a rule that cannot fail proves nothing.
+ * Through its API rather than its CLI: one process cruises all the trees (~30 ms each, not ~1 s).
  */
 
 const ROOT = resolve(import.meta.dirname, '../..')
-const DEPCRUISE = join(ROOT, 'node_modules/.bin/depcruise')
-const CONFIG = join(ROOT, '.dependency-cruiser.cjs')
-const run = promisify(execFile)
+const OPTIONS = await extractDepcruiseOptions(join(ROOT, '.dependency-cruiser.cjs'))
 
-type Violation = { rule: { name: string }; from: string; to: string }
-
-async function violations(cwd: string): Promise<Violation[]> {
+async function violations(cwd: string): Promise<IViolation[]> {
   const roots = ['src', 'projections'].filter((root) => existsSync(join(cwd, root)))
-  const { stdout } = await run(DEPCRUISE, [...roots, '--config', CONFIG, '--output-type', 'json'], { cwd, maxBuffer: 64 * 1024 * 1024 }).catch(
-    // depcruise exits non-zero when it finds violations; its JSON report is on stdout either way.
-    (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }),
-  )
-  return (JSON.parse(stdout) as { summary: { violations: Violation[] } }).summary.violations
+  const result = await cruise(roots, { ...OPTIONS, validate: true, baseDir: cwd }, undefined, { tsConfig: extractTSConfig(join(cwd, 'tsconfig.json')) })
+  if (typeof result.output === 'string') throw new Error('dependency-cruiser answered text, not a report')
+  return result.output.summary.violations
 }
 
 const trees: string[] = []
