@@ -5,7 +5,7 @@ import { type Browser, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { eventually } from '../support/eventually.ts'
 import { OPERATIONS } from '../support/operations.ts'
-import { BUN, type RunningServer, runProgram, startServer, tempDataDir } from '../support/server.ts'
+import { BUN, initialisedDataDir, type RunningServer, runProgram, startServer } from '../support/server.ts'
 
 const ROOT = join(import.meta.dirname, '../..')
 /** Debian's Chromium (`apt-get install chromium`); no browser is ever downloaded. */
@@ -18,7 +18,7 @@ describe('the API as its users meet it: the reference page and a typed client, o
   let key = ''
 
   beforeAll(async () => {
-    server = await startServer({ DATA_DIR: tempDataDir(), DEMO_SEED: 'on', ACCESS_LOG: 'off' })
+    server = await startServer({ DATA_DIR: initialisedDataDir(), DEMO_SEED: 'on', ACCESS_LOG: 'off' })
     expect((await server.cli('owner', 'create', '--id', 'acme', '--tier', 'enterprise')).code).toBe(0)
     const issued = await server.cli('key', 'issue', '--owner', 'acme', '--scopes', 'read,write', '--actor', 'acme', '--json')
     key = (JSON.parse(issued.stdout) as { key: string }).key

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'vitest'
-import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import { initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
 
 /**
  * The access log is written in batches: a normal shutdown must still write every line, each one
@@ -11,7 +11,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('the access log of the real server
   afterAll(() => server?.stop())
 
   test('every answered request has its line, none lost at shutdown, one JSON object per line', async () => {
-    server = await startServer({ DATA_DIR: tempDataDir(), ACCESS_LOG: 'on' })
+    server = await startServer({ DATA_DIR: initialisedDataDir(), ACCESS_LOG: 'on' })
     const ids = Array.from({ length: 300 }, (_, i) => `log-${signal}-${i}`)
     const statuses = await Promise.all(
       ids.map(async (id) => (await fetch(`${server!.url}/api/v1/health`, { headers: { 'x-request-id': id } })).status),

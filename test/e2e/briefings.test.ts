@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { BATCH_GUARANTEES, batchesEnv, isolatedDatabaseUrl } from '../support/databases.ts'
 import { type FakeOpenAi, answer, slow, startFakeOpenAi } from '../support/fake-openai.ts'
-import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import { initialisedDataDir, type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 
 type Json = Record<string, any>
 
@@ -39,7 +39,7 @@ describe('briefings on the real server with the OpenAI writer (local chat-comple
 
   test('generated once, then cached for free; a failing model answers 502 and charges nothing; all of it survives a restart', async () => {
     fake = await startFakeOpenAi()
-    const env = { ...demo, DATA_DIR: tempDataDir(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MODEL: 'gpt-test' }
+    const env = { ...demo, DATA_DIR: initialisedDataDir(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MODEL: 'gpt-test' }
     server = await startServer(env)
     const key = await keyFor(server, 'acme', 'enterprise')
     const request = { zone: 'Zona 1', profile: 'balanced', language: 'en' }
@@ -148,7 +148,7 @@ describe('briefings with Idempotency-Key when the server is killed (SIGKILL) in 
     fake = await startFakeOpenAi()
     // A writer timeout of 1 s (the model answers within 0.5 s) allows a lease of 3 s: keys the killed
     // process held are free 3 s later, not after the 60 s default.
-    const env = { ...demo, DATA_DIR: tempDataDir(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_TIMEOUT_MS: '1000', IDEMPOTENCY_LEASE_MS: '3000', ...batchesEnv('stream-by-stream') }
+    const env = { ...demo, DATA_DIR: initialisedDataDir(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_TIMEOUT_MS: '1000', IDEMPOTENCY_LEASE_MS: '3000', ...batchesEnv('stream-by-stream') }
     server = await startServer(env)
     const key = await keyFor(server, 'acme', 'enterprise')
     const requests = Array.from({ length: 40 }, (_, i) => ({

@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { BATCH_GUARANTEES, batchesEnv } from '../support/databases.ts'
-import { type RunningServer, runCli, startServer, tempDataDir } from '../support/server.ts'
+import { initialisedDataDir, runCli, type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 
 for (const batches of BATCH_GUARANTEES) {
   describe(`events export / import with the real CLI and server (embedded store, through the operator socket; batches ${batches})`, () => {
@@ -12,7 +12,7 @@ for (const batches of BATCH_GUARANTEES) {
     })
 
     test('exports the running server’s log, imports it into a fresh store, refuses a different history', async () => {
-      const dataDir = tempDataDir()
+      const dataDir = initialisedDataDir()
       server = await startServer({ DATA_DIR: dataDir, DEMO_SEED: 'on', DEMO_LISTINGS: '112', ...batchesEnv(batches) })
       expect(server.output()).toMatch(`"event":"event_store","events":"pglite","server_version":null,"batches":"${batches}"`)
       const file = join(tempDataDir('mirador-export-'), 'events.ndjson')

@@ -13,7 +13,7 @@ import { listZones } from '../support/sql-zone-answers.ts'
 import { databaseTargets, isolatedDatabaseUrl, uniqueSchema } from '../support/databases.ts'
 import { buildListingsV1 } from '../projections/listings-v1-store.ts'
 import { ANCHOR } from '../support/market.ts'
-import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import { initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
 
 type Json = Record<string, any>
 type Answer = { path: string; status: number; body: Json; at: number }
@@ -60,7 +60,7 @@ async function zonesOf(db: Db, generation: { version: number; build: number }, t
 
 for (const target of databaseTargets('blue/green under load')) {
   describe(`blue/green on the real server under load (${target.name})`, () => {
-    const dataDir = tempDataDir('mirador-bluegreen-')
+    const dataDir = initialisedDataDir('mirador-bluegreen-')
     const schema = uniqueSchema('bg')
     const env: Record<string, string> = { DATA_DIR: dataDir, ACCESS_LOG: 'off' }
     if (target.name === 'postgres') env.DATABASE_URL = isolatedDatabaseUrl(schema)!

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
-import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import { initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
 
 type Json = Record<string, any>
 
@@ -29,7 +29,7 @@ const line = (overrides: Json) =>
   })
 
 describe('market data on the real server: demo on start, ingest while it runs', () => {
-  const dataDir = tempDataDir()
+  const dataDir = initialisedDataDir()
   let server: RunningServer
   let key = ''
   afterAll(() => server?.stop())

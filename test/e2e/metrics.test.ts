@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { type FakeOpenAi, answer, startFakeOpenAi } from '../support/fake-openai.ts'
-import { type RunningServer, freePort, startServer, tempDataDir } from '../support/server.ts'
+import { freePort, initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
 
 /**
  * Prometheus metrics on the real server (`bun src/main.ts`, METRICS_PORT): a scripted session of
@@ -50,7 +50,7 @@ describe('metrics on their own port, after a scripted session', () => {
     fake = await startFakeOpenAi()
     const metricsPort = await freePort()
     server = await startServer({
-      DATA_DIR: tempDataDir('mirador-metrics-'),
+      DATA_DIR: initialisedDataDir('mirador-metrics-'),
       DEMO_SEED: 'on',
       DEMO_LISTINGS: '200',
       METRICS_PORT: String(metricsPort),

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { type RunningServer, freePort, startServer, tempDataDir } from '../support/server.ts'
+import { freePort, initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
 import { cliJson, serverPair } from '../support/server-pair.ts'
 
 /**
@@ -110,7 +110,7 @@ describe('Redis unavailable: a server pointed at a dead Redis port', () => {
   let dataDir: string
 
   beforeAll(async () => {
-    dataDir = tempDataDir('mirador-rl-dead-')
+    dataDir = initialisedDataDir('mirador-rl-dead-')
     // Embedded PGlite and memory for everything but the counters: only Redis is missing.
     server = await startServer({ DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${await freePort()}` })
     await cliJson(server, 'owner', 'create', '--id', 'root', '--tier', 'admin')

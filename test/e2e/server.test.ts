@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { isolatedDatabaseUrl } from '../support/databases.ts'
-import { type RunningServer, runCli, startServer, tempDataDir } from '../support/server.ts'
+import { initialisedDataDir, runCli, type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 
 const json = <T = Record<string, unknown>>(text: string) => JSON.parse(text) as T
 
@@ -31,7 +31,7 @@ function filesUnder(dir: string): string[] {
 }
 
 describe('the real server (Bun) with the embedded store, driven by the operator CLI', () => {
-  const dataDir = tempDataDir()
+  const dataDir = initialisedDataDir()
   const env = { DATA_DIR: dataDir }
   let server: RunningServer
   const keys: { key: string; key_id: string }[] = []

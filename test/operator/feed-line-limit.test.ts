@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { MAX_FEED_LINE_BYTES } from '../../src/domain/listings/feed.ts'
 import { operatorHandler } from '../../src/operator/socket-handler.ts'
-import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import { initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
 
 /** The complete line of docs/feed-format.md as listing `id`, its title `pad` characters long when given. */
 const line = (id: string, pad = 0) =>
@@ -33,7 +33,7 @@ describe('a feed line over 1 MiB', () => {
   afterAll(() => server?.stop())
 
   test('the CLI refuses it by its number before sending it, and ingests the other lines', async () => {
-    const dir = tempDataDir()
+    const dir = initialisedDataDir()
     server = await startServer({ DATA_DIR: dir })
     const file = join(dir, 'feed.ndjson')
     const big = line('big', MAX_FEED_LINE_BYTES)

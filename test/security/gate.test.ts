@@ -6,7 +6,7 @@ import { formatApiKey } from '../../src/domain/keys/api-key.ts'
 import { eventually } from '../support/eventually.ts'
 import { OPERATIONS } from '../support/operations.ts'
 import { type RawResponse, rawRequest } from '../support/raw-http.ts'
-import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import { initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
 
 /**
  * The gate as an attacker meets it: the real server (Bun, demo market), requests written byte for
@@ -100,7 +100,7 @@ describe('the gate of the real server, over raw TCP', () => {
   }
 
   beforeAll(async () => {
-    server = await startServer({ DATA_DIR: tempDataDir(), DEMO_SEED: 'on', DEMO_LISTINGS: '112', RATE_LIMIT_PRO: '1', ACCESS_LOG: 'off' })
+    server = await startServer({ DATA_DIR: initialisedDataDir(), DEMO_SEED: 'on', DEMO_LISTINGS: '112', RATE_LIMIT_PRO: '1', ACCESS_LOG: 'off' })
     for (const [id, tier] of [['root', 'admin'], ['acme', 'enterprise'], ['revokee', 'enterprise'], ['cheap', 'pro'], ['busy', 'pro'], ['reader', 'pro']]) {
       expect((await server.cli('owner', 'create', '--id', id!, '--tier', tier!)).code).toBe(0)
     }
