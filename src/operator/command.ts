@@ -41,6 +41,10 @@ export type Param<S extends TSchema = TSchema> = {
 export type Params = Record<string, Param>
 export const param = <S extends TSchema>(schema: S, cli: Omit<Param<S>, 'schema'>): Param<S> => ({ schema, ...cli })
 
+/** The file a command reads, given by position; a relative path is the user's, not the server's. */
+export const inputFile = (placeholder: string, what: string): Param<ReturnType<typeof Type.String>> =>
+  param(Type.String(), { placeholder, help: `${what}, relative to where you run the command`, positional: true, path: true })
+
 /** The arguments `run` receives, typed by the params' schemas. */
 export type ArgsOf<P extends Params> = Static<TObject<{ [K in keyof P]: P[K]['schema'] }>>
 

@@ -1,12 +1,11 @@
 import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
-import { Type } from '@sinclair/typebox'
 import type { RecordedEvent } from '../../eventstore/port.ts'
 import { type ImportStep, parseLine } from '../../eventstore/transfer.ts'
 import type { Progress } from '../../runtime/progress.ts'
 import { fail, invalidRequest } from '../../shared/errors.ts'
-import { clientCommand, param } from '../command.ts'
+import { clientCommand, inputFile } from '../command.ts'
 import { sizeOfFileToRead } from '../file-to-read.ts'
 import { type Outcome, type Send, errorLine } from '../outcome.ts'
 import { eventsPerSecond } from './events-export.ts'
@@ -150,7 +149,7 @@ export const eventsImport = clientCommand({
   name: 'events import',
   summary: 'record the events of an export into this store (empty, or holding the beginning of the same log)',
   params: {
-    file: param(Type.String(), { placeholder: 'FILE', help: 'an events export, relative to where you run the command', positional: true, path: true }),
+    file: inputFile('FILE', 'an events export'),
   },
   notes: 'Re-running an import records nothing new. A store holding other events is refused.',
   flow: (send, a, terminal) => importEventsThrough(send, a.file, terminal.progress),

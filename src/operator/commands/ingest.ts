@@ -1,9 +1,8 @@
 import { createReadStream } from 'node:fs'
 import { createInterface } from 'node:readline'
-import { Type } from '@sinclair/typebox'
 import type { Progress } from '../../runtime/progress.ts'
 import type { Rejection } from '../../listings/ingest.ts'
-import { clientCommand, param } from '../command.ts'
+import { clientCommand, inputFile } from '../command.ts'
 import { sizeOfFileToRead } from '../file-to-read.ts'
 import { type Outcome, type Send, errorLine } from '../outcome.ts'
 import { type IngestedBatch, ingestLines } from './ingest-lines.ts'
@@ -85,7 +84,7 @@ export const ingest = clientCommand({
   name: 'ingest',
   summary: 'ingest a listings feed (one JSON object a line; docs/feed-format.md)',
   params: {
-    file: param(Type.String(), { placeholder: 'FILE.ndjson', help: 'the feed, relative to where you run the command', positional: true, path: true }),
+    file: inputFile('FILE.ndjson', 'the feed'),
   },
   notes: 'Bad lines are reported by number and skipped; the exit code is then 1. Re-running a file records nothing new.',
   flow: (send, a, terminal) => ingestFileThrough(send, a.file, terminal.progress, (rejection) => terminal.warn(rejection.reason)),
