@@ -18,6 +18,7 @@ import { aLine } from '../support/market.ts'
 
 /** The clock of the store's side: the time of the run. */
 const NOW = new Date('2026-04-01T00:00:00.000Z')
+const at = (minutes: number) => new Date(NOW.getTime() + minutes * 60_000).toISOString()
 
 describe('ingest FILE on a store the CLI opened itself', () => {
   let db: Db
@@ -72,5 +73,26 @@ describe('ingest FILE on a store the CLI opened itself', () => {
       'line 3: must be a JSON object',
       'line 4: currency: HNL is not used in GT (use GTQ or USD)',
     ])
+  })
+
+  it('refuses a line observed more than 5 minutes after the time of the run, recording nothing of it', async () => {
+    const file = join(dir, 'future.ndjson')
+    const lines = [
+      aLine({ source_id: 'past', observed_at: at(-60) }),
+      aLine({ source_id: 'hour-ahead', observed_at: at(60) }),
+      aLine({ source_id: 'within-skew', observed_at: at(5) }),
+      aLine({ source_id: 'past', price: 1_000_000, observed_at: at(6) }),
+    ]
+    writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`)
+    const { outcome, stderr } = await ingest(file)
+    expect(stderr).toEqual([
+      'line 2: observed_at: is in the future (more than 5 minutes after the time of the run, 2026-04-01T00:00:00.000Z)',
+      'line 4: observed_at: is in the future (more than 5 minutes after the time of the run, 2026-04-01T00:00:00.000Z)',
+    ])
+    expect(outcome).toMatchObject({ ok: true, result: { read: 4, new: 2, changed: 0, rejected: 2 } })
+    expect(await typesOf('hour-ahead')).toEqual([])
+    expect(await typesOf('within-skew')).toEqual(['ListingIngested'])
+    const past = await store.readStream(listingStream('broker', 'past'))
+    expect(past.map((e) => [e.type, e.data.observed_at])).toEqual([['ListingIngested', at(-60)]])
   })
 })
