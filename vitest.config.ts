@@ -14,6 +14,7 @@ export const PROCESS_SPECS = [
   'test/projections/crash.test.ts',
   'test/operator/cli-process.test.ts',
   'test/operator/feed-line-limit.test.ts',
+  'test/operator/ingest-server.test.ts',
   'test/security/gate.test.ts',
   'test/security/hardening.test.ts',
   'test/docs/openapi.test.ts',

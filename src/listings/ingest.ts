@@ -18,6 +18,8 @@ export type IngestOptions = {
   now: Date
   /** Lines validated and stored per batch (default 500). */
   batchSize?: number
+  /** The number in the file of the first line given (default 1): rejections name lines by it. */
+  firstLine?: number
   onProgress?: (progress: IngestProgress) => void
   /** Every bad line, as soon as it is read. */
   onRejected?: (rejection: Rejection) => void
@@ -177,9 +179,9 @@ export async function ingestRecords(
 }
 
 /**
- * Validates and ingests NDJSON lines in batches. Bad lines are reported (line number and reason)
- * and nothing of them is stored; blank lines are skipped. With `totalBytes` (the size of the file
- * the lines come from) progress also reports bytes.
+ * Validates and ingests NDJSON lines in batches. Bad lines are reported (their number in the file,
+ * counted from `firstLine`, and reason) and nothing of them is stored; blank lines are skipped. With
+ * `totalBytes` (the size of the file the lines come from) progress also reports bytes.
  */
 export async function ingestLines(
   store: EventStore,
@@ -190,7 +192,7 @@ export async function ingestLines(
   const batchSize = options.batchSize ?? 500
   const summary: IngestSummary = { read: 0, ...zero(), rejected: 0, rejections: [] }
   let bytesRead = 0
-  let lineNo = 0
+  let lineNo = (options.firstLine ?? 1) - 1
   let batch: FeedRecord[] = []
   const progress = () =>
     options.onProgress?.({

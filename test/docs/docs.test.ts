@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { FeedLine, parseFeedLine } from '../../src/domain/listings/feed.ts'
+import { FeedLine, MAX_OBSERVED_AHEAD_MS, parseFeedLine } from '../../src/domain/listings/feed.ts'
 import { type ErrorCode, httpStatus } from '../../src/shared/errors.ts'
 
 /** The user documentation says what the code does: these specifications fail when one drifts from the other. */
@@ -43,5 +43,15 @@ describe('the documentation is self-contained', () => {
     expect(parseFeedLine(example, 1, new Date('2026-04-01T00:00:00Z'))).toMatchObject({ ok: true })
     const lines = read('docs/feed-example.ndjson').trim().split('\n')
     lines.forEach((line, i) => expect(parseFeedLine(line, i + 1, new Date('2026-04-01T00:00:00Z')), line).toMatchObject({ ok: true }))
+  })
+
+  test('docs/feed-format.md states the clock skew a line may be observed ahead, and quotes its refusal as parseFeedLine words it', () => {
+    const text = read('docs/feed-format.md')
+    const minutes = MAX_OBSERVED_AHEAD_MS / 60_000
+    expect(text).toContain(`**more than ${minutes} minutes**`)
+    const quoted = /^line 2: observed_at: .*\(.*, (\S+)\)$/m.exec(text)!
+    const now = new Date(quoted[1]!)
+    const line = JSON.stringify({ ...JSON.parse(read('docs/feed-example.ndjson').split('\n')[0]!), observed_at: new Date(now.getTime() + MAX_OBSERVED_AHEAD_MS + 1).toISOString() })
+    expect(parseFeedLine(line, 2, now)).toMatchObject({ ok: false, reason: quoted[0] })
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseFeedLine } from '../../src/domain/listings/feed.ts'
+import { MAX_OBSERVED_AHEAD_MS, parseFeedLine } from '../../src/domain/listings/feed.ts'
 import { aLine } from '../support/market.ts'
 
 const NOW = new Date('2026-04-01T00:00:00.000Z')
@@ -112,6 +112,20 @@ describe('feed line validation', () => {
     expect(fieldsOf(aLine({ verified_at: '2026-02-28T00:00:00Z' }))).toEqual(['verified_at'])
     expect(fieldsOf(aLine({ verified_at: '2026-03-01T13:00:00Z' }))).toEqual(['verified_at'])
     expect(parse(aLine({ verified_at: '2026-03-01T11:00:00Z' })).ok).toBe(true)
+  })
+
+  it('refuses a line observed more than MAX_OBSERVED_AHEAD_MS (5 minutes) after the time of the run', () => {
+    expect(MAX_OBSERVED_AHEAD_MS).toBe(5 * 60 * 1000)
+    const ahead = (ms: number) => aLine({ observed_at: new Date(NOW.getTime() + ms).toISOString() })
+    expect(parse(ahead(MAX_OBSERVED_AHEAD_MS)).ok).toBe(true)
+    expect(parse(ahead(MAX_OBSERVED_AHEAD_MS + 1))).toEqual({
+      ok: false,
+      line: 7,
+      reason: 'line 7: observed_at: is in the future (more than 5 minutes after the time of the run, 2026-04-01T00:00:00.000Z)',
+      details: [{ field: 'observed_at', message: 'is in the future (more than 5 minutes after the time of the run, 2026-04-01T00:00:00.000Z)' }],
+    })
+    // listed_at and verified_at are not after observed_at, so none of the three is in the future.
+    expect(fieldsOf(aLine({ listed_at: '2026-05-01T00:00:00Z', observed_at: '2026-05-01T00:00:00Z' }))).toEqual(['observed_at'])
   })
 
   it('names every bad field of a line at once', () => {

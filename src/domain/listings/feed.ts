@@ -45,8 +45,16 @@ export function oversizedLine(text: string, lineNo: number): FeedLineResult | nu
 }
 
 /**
- * Parses and validates one feed line. `now` is the default of `observed_at` (the shell passes the
- * time of the ingestion run). The result names the line number and every offending field.
+ * How far ahead of the time of the run a line's `observed_at` may be (docs/feed-format.md): the
+ * clock skew between the machine that wrote the feed and the one ingesting it. A line observed
+ * later is in the future and refused: it would date the listing's state (and `updated_at`) ahead.
+ */
+export const MAX_OBSERVED_AHEAD_MS = 5 * 60 * 1000
+
+/**
+ * Parses and validates one feed line. `now` is the time of the ingestion run (the shell passes its
+ * clock): the default of `observed_at`, and the latest it may be (give or take MAX_OBSERVED_AHEAD_MS).
+ * The result names the line number and every offending field.
  */
 export function parseFeedLine(text: string, lineNo: number, now: Date): FeedLineResult {
   const oversized = oversizedLine(text, lineNo)
@@ -89,6 +97,10 @@ function checkRecord(line: FeedLine, lineNo: number, now: Date): FeedLineResult 
   const allowed = COUNTRY_CURRENCIES[line.country]
   if (!allowed.includes(line.currency)) {
     problems.push({ field: 'currency', message: `${line.currency} is not used in ${line.country} (use ${allowed.join(' or ')})` })
+  }
+  if (observed !== null && observed > now.getTime() + MAX_OBSERVED_AHEAD_MS) {
+    const minutes = MAX_OBSERVED_AHEAD_MS / 60_000
+    problems.push({ field: 'observed_at', message: `is in the future (more than ${minutes} minutes after the time of the run, ${now.toISOString()})` })
   }
   if (listed !== null && observed !== null && listed > observed) {
     problems.push({ field: 'listed_at', message: 'is after observed_at' })

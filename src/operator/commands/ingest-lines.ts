@@ -5,7 +5,10 @@ import { internalCommand } from '../command.ts'
 
 export type IngestedBatch = { read: number; new: number; changed: number; unchanged: number; rejected: number; rejections: Rejection[] }
 
-/** `ingest lines`: one batch of a feed's lines, sent by `ingest` as it reads the file; bad lines are numbered as in the file. */
+/**
+ * `ingest lines`: one batch of a feed's consecutive lines, the first of them line `first_line` of the
+ * file, sent by `ingest` as it reads the file; bad lines are numbered (in their reason too) as in the file.
+ */
 export const ingestLines = internalCommand({
   name: 'ingest lines',
   args: Type.Object({
@@ -18,7 +21,8 @@ export const ingestLines = internalCommand({
       fx: DEFAULT_FX,
       now: ctx.clock(),
       batchSize: a.lines.length,
-      onRejected: (r) => rejections.push({ ...r, line: r.line + a.first_line - 1 }),
+      firstLine: a.first_line,
+      onRejected: (r) => rejections.push(r),
     })
     return { read: summary.read, new: summary.new, changed: summary.changed, unchanged: summary.unchanged, rejected: summary.rejected, rejections }
   },

@@ -32,6 +32,7 @@ export async function ingestFileThrough(send: Send, path: string, progress: Prog
   const total = { read: 0, new: 0, changed: 0, unchanged: 0, rejected: 0 }
   const input = createReadStream(path, { encoding: 'utf8' })
   const lines = createInterface({ input, crlfDelay: Infinity })
+  // Consecutive lines of the file, the first of them line `firstLine`: the server numbers the rest.
   let batch: string[] = []
   let batchChars = 0
   let firstLine = 1
@@ -44,7 +45,6 @@ export async function ingestFileThrough(send: Send, path: string, progress: Prog
     const result = outcome.result as IngestedBatch
     for (const key of ['read', 'new', 'changed', 'unchanged', 'rejected'] as const) total[key] += result[key]
     for (const rejection of result.rejections) onRejected(rejection)
-    firstLine = lineNo + 1
     batch = []
     batchChars = 0
     progress({ label: `ingest ${total.read} lines`, done: bytes, total: size })
@@ -54,14 +54,18 @@ export async function ingestFileThrough(send: Send, path: string, progress: Prog
     for await (const line of lines) {
       lineNo += 1
       bytes += Buffer.byteLength(line) + 1
-      // A line over the limit is refused here, by its number, and never sent.
+      // A line over the limit is refused here, by its number, and never sent: the lines before it
+      // go first, so that each batch stays consecutive and rejections come in the file's order.
       const oversized = oversizedLine(line, lineNo)
       if (oversized && !oversized.ok) {
+        const failed = await flush()
+        if (failed) return failed
         total.read += 1
         total.rejected += 1
         onRejected({ line: oversized.line, reason: oversized.reason, details: oversized.details })
         continue
       }
+      if (batch.length === 0) firstLine = lineNo
       batch.push(line)
       batchChars += line.length
       if (batch.length >= BATCH_LINES || batchChars >= BATCH_CHARS) {
