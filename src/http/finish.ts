@@ -23,7 +23,8 @@ export function finishedAnswers() {
   // The value itself when there is nothing to finish, never undefined: Elysia 1.4's error handler
   // answers a hook's undefined as an empty body.
   return new Elysia({ name: 'finished-answers' }).mapResponse({ as: 'global' }, ({ request, set, responseValue }) =>
-    finish(request, set as FinishedSet, responseValue) ?? responseValue,
+    // Typed as a Response: Elysia maps any value a hook returns, as it would the handler's.
+    (finish(request, set as FinishedSet, responseValue) ?? responseValue) as Response | Promise<Response>,
   )
 }
 

@@ -164,7 +164,7 @@ describe('HTTP conventions on the real server (Bun): compression, ETags, the rat
       expect(again.body.length).toBe(0)
     }
     console.log(`GET ${path} bytes:`, JSON.stringify(sizes))
-    expect(sizes.br).toBeLessThan(sizes.identity / 3)
+    expect(sizes.br).toBeLessThan(sizes.identity! / 3)
   })
 })
 
