@@ -364,7 +364,10 @@ export interface operations {
     getHealth: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -381,6 +384,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -433,6 +444,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description invalid_request */
             400: {
                 headers: {
@@ -477,6 +511,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -525,7 +563,10 @@ export interface operations {
                  */
                 as_of?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -542,6 +583,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -568,6 +617,29 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request */
             400: {
@@ -613,6 +685,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -661,7 +737,10 @@ export interface operations {
                  */
                 as_of?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path: {
                 /**
                  * @description zone, form zona-N (lower case, N from 1, no leading zeros)
@@ -684,6 +763,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -756,6 +843,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description invalid_request */
             400: {
                 headers: {
@@ -811,6 +921,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -861,7 +975,10 @@ export interface operations {
                  */
                 as_of?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path: {
                 /**
                  * @description zone, form zona-N (lower case, N from 1, no leading zeros)
@@ -884,6 +1001,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -922,6 +1047,29 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request */
             400: {
@@ -978,6 +1126,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1052,7 +1204,10 @@ export interface operations {
                 /** @description listings to skip */
                 offset?: number;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1069,6 +1224,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1111,6 +1274,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description invalid_request */
             400: {
                 headers: {
@@ -1155,6 +1341,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1192,7 +1382,10 @@ export interface operations {
     listPersonas: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1209,6 +1402,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1229,6 +1430,29 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request */
             400: {
@@ -1274,6 +1498,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1369,6 +1597,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -1474,6 +1706,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1580,6 +1816,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -1685,6 +1925,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1792,6 +2036,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -1897,6 +2145,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2001,6 +2253,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -2106,6 +2362,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2217,6 +2477,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -2322,6 +2586,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
