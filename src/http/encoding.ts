@@ -17,7 +17,7 @@ export const MIN_COMPRESSED_BYTES = 1024
 
 /**
  * Brotli quality 5 and gzip level 6: 404 KB and 462 KB for the 1.7 MB docs bundle in 90 and 75 ms,
- * where quality 11 gains 11 % more for 4.4 s (docs/decisions/new-compression-and-etags.md).
+ * where quality 11 gains 11 % more for 4.4 s (docs/decisions/0098-compression-and-etags.md).
  */
 const BROTLI_QUALITY = 5
 const GZIP_LEVEL = 6
