@@ -60,13 +60,20 @@ function refusalBody(refusal: AppError, set: { headers: Record<string, unknown> 
   return bytes ? jsonBytes(set, bytes) : errorBody(refusal, set)
 }
 
+/** A request's context once the gate has found its key: the key's id, for the access log, refused or not. */
+export type KeyedContext = { keyId?: string }
+
 export function gate(deps: GateDeps) {
   const verified = new VerifiedKeys()
-  /** The caller, or the refusal to answer with; a promise only while a limiter that must be asked answers. */
-  function admit(authorization: string | undefined, access: KeyAccess): Caller | AppError | Promise<Caller | AppError> {
+  /**
+   * The caller, or the refusal to answer with; a promise only while a limiter that must be asked
+   * answers. A key that is found leaves its id on `context`, also when its scope or limit refuses it.
+   */
+  function admit(authorization: string | undefined, access: KeyAccess, context: KeyedContext): Caller | AppError | Promise<Caller | AppError> {
     const now = deps.clock()
     const principal = authenticate(authorization ?? null, deps.keys, now.getTime(), verified)
     if (principal instanceof AppError) return principal
+    context.keyId = principal.keyId
     if (access !== 'key' && !principal.scopes.includes(access)) return scopeDenied(access, principal.scopes)
     if (principal.tier === 'admin') return { ...principal, rate: null }
     const counted = (rate: RateDecision): Caller | AppError => (rate.allowed ? { ...principal, rate } : rateLimitExceeded(rate))
@@ -81,8 +88,9 @@ export function gate(deps: GateDeps) {
       detail: { [ACCESS_EXTENSION]: access, security: [{ [SECURITY_SCHEME]: access === 'key' ? [] : [access] }] },
       parse: 'none' as never,
       // The one header it needs is read from the request: asking Elysia for `headers` copies them all, per request.
-      resolve: async ({ request, route, set, status }) => {
-        const admission = admit(request.headers.get('authorization') ?? undefined, access)
+      resolve: async (context) => {
+        const { request, route, set, status } = context
+        const admission = admit(request.headers.get('authorization') ?? undefined, access, context as KeyedContext)
         // Awaited only when it is a promise: a refusal or an admin key needs no trip through the event loop.
         const admitted = admission instanceof Promise ? await admission : admission
         if (admitted instanceof AppError) return status(httpStatus[admitted.code], refusalBody(admitted, set))
