@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { rawRequest } from '../support/raw-http.ts'
 import { initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
@@ -80,6 +82,10 @@ describe('the access line of each request on the real server, and the request id
     expect(anonymous).toMatchObject({ level: 'warn', status: 401 })
     expect(anonymous).not.toHaveProperty('key_id')
     expect(server.output()).not.toContain(key)
+    // The README shows such a line: the same fields, in the same order.
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8')
+    const example = JSON.parse(/### Access log[\s\S]*?```json\n(.+)\n```/.exec(readme)![1]!) as Record<string, unknown>
+    expect(Object.keys(line)).toEqual(Object.keys(example))
   })
 
   test("a proxy's request id is echoed and logged; one too long, with spaces or other characters is replaced by the server's own", async () => {
