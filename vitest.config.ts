@@ -13,6 +13,7 @@ export const PROCESS_SPECS = [
   'test/outage/outage.test.ts',
   'test/projections/crash.test.ts',
   'test/operator/cli-process.test.ts',
+  'test/operator/cli-typos.test.ts',
   'test/operator/feed-line-limit.test.ts',
   'test/operator/ingest-server.test.ts',
   'test/security/gate.test.ts',

@@ -12,7 +12,8 @@ import type { KeyLookup } from './http/authenticate.ts'
 import type { RateLimiter, RateLimits } from './ratelimit/port.ts'
 import type { Clock } from './shared/random.ts'
 import type { Logger } from './runtime/log.ts'
-import { errorPlugin, hostRefused, JSON_TYPE, loggedPath } from './http/errors.ts'
+import { accessLog } from './http/access-log.ts'
+import { errorPlugin, hostRefused, JSON_TYPE } from './http/errors.ts'
 import { type Gate, gate } from './http/gate.ts'
 import { openApiDocument } from './http/openapi.ts'
 import { allowedMethods, API_PREFIX, answerUnmatched, assertAccessDeclared } from './http/routing.ts'
@@ -64,18 +65,6 @@ const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set
     throw hostRefused()
   }
 })
-
-/**
- * One log line per answer, after it is sent. Without ACCESS_LOG the hook is not registered at all:
- * Elysia schedules every after-response hook on the event loop, a cost per request even when it does nothing.
- */
-function accessLog(deps: Pick<ApiDeps, 'accessLog' | 'log'>) {
-  const plugin = new Elysia({ name: 'access-log' })
-  if (!deps.accessLog) return plugin
-  return plugin.onAfterResponse({ as: 'global' }, ({ request, set, path }) => {
-    deps.log.info('request', { request_id: set.headers['x-request-id'], method: request.method, path: loggedPath(path), status: set.status })
-  })
-}
 
 /** What the operations of the API are given, once, at start-up. */
 type OperationDeps = Pick<ApiDeps, 'clock' | 'quota' | 'health' | 'zones' | 'inventory'> & { service: BriefingService }

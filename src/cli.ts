@@ -10,6 +10,7 @@ import { join, relative, resolve } from 'node:path'
 import { ConfigError, loadConfig } from './config.ts'
 import { type CliRequest, commandLine, UsageError } from './operator/cli-args.ts'
 import { report, runCommandLine } from './operator/cli-run.ts'
+import { stderrLine } from './operator/stderr.ts'
 import { operatorCommands, runOperatorCommand } from './operator/commands.ts'
 import { type OperatorLine, type Outcome, type Send, errorLine } from './operator/outcome.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
@@ -154,11 +155,12 @@ async function main(): Promise<number> {
     config = loadConfig(process.env)
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`${error.message}\n\n${error.help}`)
+      stderrLine(error.message, 'error')
+      stderrLine(`\n${error.help}`)
       return 2
     }
     if (isAppError(error) || error instanceof ConfigError) {
-      console.error(error.message)
+      stderrLine(error.message, 'error')
       return 2
     }
     throw error
@@ -174,7 +176,7 @@ async function main(): Promise<number> {
     return report(request, errorLine(error))
   }
   // Not with --json, whose stderr carries only the JSON error.
-  if (!request.json) console.error(`store: ${session.store}`)
+  if (!request.json) stderrLine(`store: ${session.store}`)
   try {
     return await runCommandLine(request, session.run)
   } finally {

@@ -31,6 +31,7 @@ import { asRequest, Dependency, type DependencyLog } from './runtime/dependency.
 import type { Handler, Listening, RuntimeEdge } from './runtime/edge.ts'
 import type { Logger } from './runtime/log.ts'
 import { terminalProgress } from './runtime/progress.ts'
+import { PACKAGE_VERSION } from './runtime/version.ts'
 import { briefingServiceOn } from './services.ts'
 import { AppError, fail } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
@@ -100,7 +101,7 @@ async function openApiPort({ config, edge, log }: ServerGiven): Promise<ApiPort>
 /** Metrics on a port of their own (METRICS_PORT): no key, no limit; nothing without METRICS_PORT. */
 async function openMetricsPort({ config, edge }: ServerGiven) {
   if (config.metricsPort === undefined) return { metrics: undefined, server: undefined }
-  const metrics = prometheusMetrics()
+  const metrics = prometheusMetrics({ version: PACKAGE_VERSION, runtime: edge.runtime })
   try {
     const server = await edge.listen({
       port: config.metricsPort,

@@ -13,6 +13,7 @@ import { StartFailed } from './runtime/components.ts'
 import { type DependencyLog, isUnavailable } from './runtime/dependency.ts'
 import type { RuntimeEdge } from './runtime/edge.ts'
 import { bufferedJsonLogger, processOutput } from './runtime/log.ts'
+import { PACKAGE_VERSION } from './runtime/version.ts'
 import { eventsKeptIn, Refusal, serverComponents } from './server-components.ts'
 
 /** How long a log line may wait in memory before it is written (lines are written in batches). */
@@ -51,6 +52,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
   log.info('listening', {
     url: `http://${config.host}:${port.port}`,
     runtime: edge.runtime,
+    version: PACKAGE_VERSION,
     store: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`,
     events: eventsKeptIn(config),
     rate_limiter: config.redisUrl ? 'redis' : 'memory',

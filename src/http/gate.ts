@@ -60,13 +60,21 @@ function refusalBody(refusal: AppError, set: { headers: Record<string, unknown> 
   return bytes ? jsonBytes(set, bytes) : errorBody(refusal, set)
 }
 
+/** The id of the key each request presented, once the gate found the key (refused or not): for the access log. */
+const keyIds = new WeakMap<Request, string>()
+export const keyIdOf = (request: Request): string | undefined => keyIds.get(request)
+
 export function gate(deps: GateDeps) {
   const verified = new VerifiedKeys()
-  /** The caller, or the refusal to answer with; a promise only while a limiter that must be asked answers. */
-  function admit(authorization: string | undefined, access: KeyAccess): Caller | AppError | Promise<Caller | AppError> {
+  /**
+   * The caller, or the refusal to answer with; a promise only while a limiter that must be asked
+   * answers. A key that is found is remembered for `request`, also when its scope or limit refuses it.
+   */
+  function admit(request: Request, access: KeyAccess): Caller | AppError | Promise<Caller | AppError> {
     const now = deps.clock()
-    const principal = authenticate(authorization ?? null, deps.keys, now.getTime(), verified)
+    const principal = authenticate(request.headers.get('authorization'), deps.keys, now.getTime(), verified)
     if (principal instanceof AppError) return principal
+    keyIds.set(request, principal.keyId)
     if (access !== 'key' && !principal.scopes.includes(access)) return scopeDenied(access, principal.scopes)
     if (principal.tier === 'admin') return { ...principal, rate: null }
     const counted = (rate: RateDecision): Caller | AppError => (rate.allowed ? { ...principal, rate } : rateLimitExceeded(rate))
@@ -82,7 +90,7 @@ export function gate(deps: GateDeps) {
       parse: 'none' as never,
       // The one header it needs is read from the request: asking Elysia for `headers` copies them all, per request.
       resolve: async ({ request, route, set, status }) => {
-        const admission = admit(request.headers.get('authorization') ?? undefined, access)
+        const admission = admit(request, access)
         // Awaited only when it is a promise: a refusal or an admin key needs no trip through the event loop.
         const admitted = admission instanceof Promise ? await admission : admission
         if (admitted instanceof AppError) return status(httpStatus[admitted.code], refusalBody(admitted, set))

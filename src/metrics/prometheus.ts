@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { setInterval } from 'node:timers'
 import type { Metrics, ProjectionSample } from './port.ts'
 
 /** Seconds: from sub-millisecond answers from memory to a slow writer. */
@@ -84,13 +85,70 @@ function projectionGauges(registry: Registry): (read: () => Promise<readonly Pro
   }
 }
 
+/** What `mirador_build_info` says of the process: the version of package.json, and `bun`, `node` or `deno`. */
+export type BuildInfo = { version: string; runtime: string }
+
+/**
+ * prom-client's process metrics, registered in `registry`. `process_*` (CPU, memory, open files,
+ * start time) are read from the operating system and hold on every runtime; `nodejs_*` name Node
+ * and V8, and under Bun and Deno several of them are wrong (Node's version is the runtime's
+ * compatibility version; Bun's handle counts and heap spaces are stubs, Deno's event-loop lag
+ * misses a blocked loop): they are kept on Node only.
+ */
+function processMetrics(registry: Registry, runtime: string): void {
+  collectDefaultMetrics({ register: registry })
+  if (runtime !== 'node') {
+    for (const metric of registry.getMetricsAsArray()) {
+      if (metric.name.startsWith('nodejs_')) registry.removeSingleMetric(metric.name)
+    }
+  }
+  runtimeMetrics(registry)
+}
+
+/** How often the event loop is sampled: a timer due every this many milliseconds. */
+const LOOP_SAMPLE_MS = 100
+
+/**
+ * What every runtime measures truly, under names of our own: the engine's heap in use (V8 on Node
+ * and Deno, JavaScriptCore on Bun) and how late a timer due every 100 ms fired, at most, since the
+ * previous scrape (a blocked event loop shows as its length). The timer keeps no process alive.
+ */
+function runtimeMetrics(registry: Registry): void {
+  let latest = performance.now()
+  let worstLag = 0
+  setInterval(() => {
+    const now = performance.now()
+    worstLag = Math.max(worstLag, now - latest - LOOP_SAMPLE_MS)
+    latest = now
+  }, LOOP_SAMPLE_MS).unref()
+  new Gauge({
+    name: 'mirador_event_loop_lag_seconds',
+    help: `Longest delay of a timer due every ${LOOP_SAMPLE_MS} ms since the previous scrape: how long the event loop was blocked`,
+    registers: [registry],
+    collect() {
+      this.set(Math.max(0, worstLag) / 1000)
+      worstLag = 0
+    },
+  })
+  new Gauge({
+    name: 'mirador_heap_used_bytes',
+    help: "JavaScript heap in use (V8's on Node and Deno, JavaScriptCore's on Bun)",
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage().heapUsed)
+    },
+  })
+}
+
 /**
  * The recorder on prom-client (docs/decisions.md, "Metrics"): one registry per process, no global
- * state, the process's own metrics (CPU, memory, event-loop lag, handles) included.
+ * state, the process's own metrics (CPU, memory, and on Node event-loop lag and heap) included, and
+ * `mirador_build_info` (1, labelled with the version and the runtime).
  */
-export function prometheusMetrics(): PrometheusMetrics {
+export function prometheusMetrics(build: BuildInfo): PrometheusMetrics {
   const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
+  processMetrics(registry, build.runtime)
+  new Gauge({ name: 'mirador_build_info', help: 'Always 1: the version of Mirador (package.json) and the runtime (bun, node, deno) this process runs on', labelNames: ['version', 'runtime'], registers: [registry] }).set(build, 1)
   const { requests, latency, refusals, briefings, writerFailures, appends } = applicationMetrics(registry)
   const projectionsFrom = projectionGauges(registry)
 

@@ -4,6 +4,7 @@ import { AppError } from '../shared/errors.ts'
 import { inputErrors } from '../shared/input-schema.ts'
 import { checker } from '../shared/validate.ts'
 import type { CommandLineFace, HelpTerms, HelpText, OperatorCommand, Param } from './command.ts'
+import { closest } from './suggest.ts'
 
 /** A parsed command line: an operator command with its arguments, or a request for help. */
 export type CliRequest =
@@ -57,7 +58,8 @@ const globalOptions = (invocation: string) => `options for every command:
 const FOOTER = `With DATABASE_URL the CLI works on PostgreSQL. Otherwise it goes through the running server's
 socket (DATA_DIR/mirador.sock) or, with no server running, opens the embedded store in DATA_DIR
 itself (default ./data, relative to the repository root). It names the store on stderr.
-Exit codes: 0 done, 1 refused (reason on stderr), 2 bad usage.`
+Exit codes: 0 done, 1 refused, failed or part of the input refused (reasons on stderr),
+2 bad usage or configuration, 130 interrupted (Ctrl-C).`
 
 function optionOf(arg: string, param: Param, terms: HelpTerms): Option {
   const said = (t: HelpText) => (typeof t === 'string' ? t : t(terms))
@@ -150,6 +152,16 @@ function badArguments(command: Usage, args: Record<string, unknown>): string | u
     .join('; ')
 }
 
+/** The options every command takes, beside its own. */
+const GLOBAL_FLAGS = ['--json', '--init', '--help']
+
+/** `unknown command "owner craete"; did you mean "owner create"?` when the first words are a typo of a command's name. */
+function unknownCommand(usages: ReadonlyMap<string, Usage>, words: readonly string[]): string {
+  const names = [...usages.keys()]
+  const meant = closest(words.slice(0, 2).join(' '), names) ?? closest(words[0] ?? '', names.filter((name) => !name.includes(' ')))
+  return `unknown command "${words.slice(0, 2).join(' ')}"${meant ? `; did you mean "${meant}"?` : ''}`
+}
+
 /** The command named by the first one or two words (`ingest`, `key issue`), if any. */
 const commandOf = (usages: ReadonlyMap<string, Usage>, words: readonly string[]): Usage | undefined =>
   usages.get(words[0] ?? '') ?? usages.get(`${words[0] ?? ''} ${words[1] ?? ''}`)
@@ -160,7 +172,7 @@ function helpFor(usages: ReadonlyMap<string, Usage>, help: HelpTexts, words: rea
   if (command) return { kind: 'help', text: help.commandHelp(command) }
   const group = help.groupHelp(words[0]!)
   if (group) return { kind: 'help', text: group }
-  throw help.usageError(`unknown command "${words.slice(0, 2).join(' ')}"`, undefined, words[0])
+  throw help.usageError(unknownCommand(usages, words), undefined, words[0])
 }
 
 /** How the words after a command's name are read: relative paths resolved, errors with the command's help. */
@@ -178,7 +190,10 @@ function readFlags({ command, asPath, usageError }: Reading, words: readonly str
     const eq = word.indexOf('=')
     const label = word.slice(0, eq < 0 ? undefined : eq)
     const flag = command.flags.find((f) => f.label === label)
-    if (!flag) throw usageError(`"${command.name}" has no option ${label}`, command)
+    if (!flag) {
+      const meant = closest(label, [...command.flags.map((f) => f.label), ...GLOBAL_FLAGS])
+      throw usageError(`"${command.name}" has no option ${label}${meant ? `; did you mean ${meant}?` : ''}`, command)
+    }
     if (flag.boolean) {
       if (eq >= 0) throw usageError(`${label} takes no value`, command)
       args[flag.arg] = true
@@ -231,7 +246,7 @@ export function commandLine(commands: readonly OperatorCommand[], terms: HelpTer
     if (wantsHelp) return helpFor(usages, help, words.filter((w) => !w.startsWith('--')))
 
     const command = commandOf(usages, words)
-    if (!command) throw usageError(words.length > 0 ? `unknown command "${words.slice(0, 2).join(' ')}"` : 'no command given', undefined, words[0])
+    if (!command) throw usageError(words.length > 0 ? unknownCommand(usages, words) : 'no command given', undefined, words[0])
     const name = command.name
     const reading: Reading = { command, asPath: (value) => (isAbsolute(value) ? value : resolve(cwd, value)), usageError }
     const args: Record<string, unknown> = {}

@@ -4,6 +4,7 @@ import type { CliRequest } from './cli-args.ts'
 import type { CommandLineFace } from './command.ts'
 import { operatorCommand } from './commands.ts'
 import { type Outcome, type Send, errorLine } from './outcome.ts'
+import { stderrLine } from './stderr.ts'
 
 type RunRequest = Extract<CliRequest, { kind: 'run' }>
 
@@ -14,13 +15,14 @@ type RunRequest = Extract<CliRequest, { kind: 'run' }>
  */
 export function report(request: RunRequest, outcome: Outcome, cli?: CommandLineFace): number {
   if (outcome.ok) {
-    const print = cli?.resultStream?.(request.args as never) === 'stderr' ? console.error : console.log
+    const print = cli?.resultStream?.(request.args as never) === 'stderr' ? (text: string) => stderrLine(text) : console.log
     const text = request.json || !cli ? JSON.stringify(outcome.result, null, 2) : cli.output(outcome.result as never)
     if (text !== '') print(text)
     return cli?.partlyRefused?.(outcome.result as never) ? 1 : 0
   }
-  if (request.json) console.error(JSON.stringify(outcome, null, 2))
-  else console.error(`error (${outcome.error}): ${outcome.message}`)
+  // JSON stays plain for the program that reads it.
+  if (request.json) stderrLine(JSON.stringify(outcome, null, 2))
+  else stderrLine(`error (${outcome.error}): ${outcome.message}`, 'error')
   return outcome.error === 'invalid_request' ? 2 : 1
 }
 
@@ -36,7 +38,7 @@ export async function runCommandLine(request: RunRequest, send: Send): Promise<n
     case 'client': {
       const warn = (line: string) => {
         bar.clear()
-        console.error(line)
+        stderrLine(line, 'warning')
       }
       try {
         const args = parseWith(command.args, request.args, `arguments of "${command.name}"`)

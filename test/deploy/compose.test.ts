@@ -185,16 +185,19 @@ describe('docker-compose.yml', () => {
     const dashboard = JSON.parse(read(dashboardMount.split(':')[0]!)) as { panels: { targets: { expr: string }[] }[] }
     const asked = new Set(dashboard.panels.flatMap((p) => p.targets.flatMap((t) => [...t.expr.matchAll(/\b(mirador_[a-z_]+|process_[a-z_]+|nodejs_[a-z0-9_]+)/g)].map((m) => m[1]!))))
     const { prometheusMetrics } = await import('../../src/metrics/prometheus.ts')
-    const served = new Set(
-      (await prometheusMetrics().scrape()).body
-        .split('\n')
-        .filter((line) => line.startsWith('# TYPE '))
-        .flatMap((line) => {
-          const [, , name, type] = line.split(' ')
-          return type === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name!]
-        }),
-    )
-    expect([...asked].filter((name) => !served.has(name))).toEqual([])
+    // The image runs Bun; the dashboard holds on every runtime the server runs on.
+    for (const runtime of ['bun', 'node', 'deno']) {
+      const served = new Set(
+        (await prometheusMetrics({ version: 'test', runtime }).scrape()).body
+          .split('\n')
+          .filter((line) => line.startsWith('# TYPE '))
+          .flatMap((line) => {
+            const [, , name, type] = line.split(' ')
+            return type === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name!]
+          }),
+      )
+      expect([...asked].filter((name) => !served.has(name)), runtime).toEqual([])
+    }
     expect(asked.size).toBeGreaterThan(10)
   })
 
@@ -207,5 +210,11 @@ describe('docker-compose.yml', () => {
     expect(config).toMatch(/proxy_pass http:\/\/mirador_api;/)
     expect(services.proxy!.ports).toEqual(['8080:8080'])
     expect(config).toMatch(/listen 8080;/)
+  })
+
+  it("forwards nginx's request id to the API, which echoes and logs it (32 hex digits pass its check)", () => {
+    const config = read(services.proxy!.volumes!.find((v) => v.includes('nginx.conf'))!.split(':')[0]!)
+    const location = /location \/ \{([^}]*)\}/.exec(config)![1]!
+    expect(location).toMatch(/^\s*proxy_set_header X-Request-Id \$request_id;$/m)
   })
 })

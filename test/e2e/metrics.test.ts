@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { type FakeOpenAi, answer, startFakeOpenAi } from '../support/fake-openai.ts'
 import { freePort, initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
@@ -128,9 +130,13 @@ describe('metrics on their own port, after a scripted session', () => {
       expect(text).toMatch(new RegExp(`^mirador_projection_head\\{projection="${projection}",`, 'm'))
       expect(text).toMatch(new RegExp(`^mirador_projection_lag_events\\{projection="${projection}",`, 'm'))
     }
-    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'mirador_event_loop_lag_seconds', 'mirador_heap_used_bytes']) {
       expect(text).toMatch(new RegExp(`^${name} `, 'm'))
     }
+    // What the process is, and no Node-only names on Bun (nodejs_version_info would say Bun's Node-compat version).
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }
+    expect(text.match(/^mirador_build_info\{.*$/gm)).toEqual([`mirador_build_info{version="${version}",runtime="bun"} 1`])
+    expect(text).not.toMatch(/^(# TYPE )?nodejs_/m)
 
     // Bounded labels: no key, key id, owner id or path a client sent.
     for (const secretText of [key, adminKey, keyId, OWNER, ADMIN, secret, slug]) expect(text).not.toContain(secretText)

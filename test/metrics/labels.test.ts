@@ -33,7 +33,7 @@ describe('metric labels under random requests', () => {
   let keys: Record<'none' | 'client' | 'admin' | 'malformed' | 'unknown', string | undefined>
 
   beforeAll(async () => {
-    metrics = prometheusMetrics()
+    metrics = prometheusMetrics({ version: 'test', runtime: 'node' })
     system = await startTestSystem(await openPglite(), { metrics, limits: { pro: 50, enterprise: 50 } })
     const client = await system.ownerWithKey(OWNER, 'pro')
     const admin = await system.ownerWithKey('labelled-admin-y5', 'admin')

@@ -85,10 +85,16 @@ export function smokeSuite(runtime: Runtime) {
         OPENAI_BASE_URL: fake.baseUrl,
         ...(REDIS_URL ? { REDIS_URL } : {}),
       }
-      server = await startServer(env, { runtime, ...START })
+      const metricsPort = await freePort()
+      server = await startServer({ ...env, METRICS_PORT: String(metricsPort) }, { runtime, ...START })
       const listening = server.output().split('\n').find((line) => line.includes('"event":"listening"'))!
       expect(JSON.parse(listening)).toMatchObject({ runtime, store: `pglite:${dataDir}`, rate_limiter: REDIS_URL ? 'redis' : 'memory', operator_socket: join(dataDir, 'mirador.sock') })
       expect(server.output()).toContain('"event":"demo_seeded"')
+      // The metrics name the runtime; Node's own metric names only on Node (elsewhere several would be wrong).
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+      expect(metrics).toMatch(new RegExp(`^mirador_build_info\\{version="[^"]+",runtime="${runtime}"\\} 1$`, 'm'))
+      expect(/^nodejs_version_info/m.test(metrics)).toBe(runtime === 'node')
+      expect(metrics).toMatch(/^mirador_event_loop_lag_seconds /m)
       expect([modeOf(dataDir), modeOf(join(dataDir, 'mirador.lock')), modeOf(join(dataDir, 'mirador.sock')), modeOf(join(dataDir, 'pglite'))]).toEqual(['700', '600', '600', '700'])
     })
 
