@@ -60,7 +60,7 @@ export function docsRoutes(deps: { gate: Gate; document: OpenApiDocument }) {
   }
   const serve = (content: string, type: string, extra: Record<string, string> = {}) =>
     new Response(content, { headers: { 'content-type': type, 'cache-control': 'public, max-age=3600', ...extra } })
-  const open = { public: true as const, detail: undocumented }
+  const open = { public: true as const, detail: undocumented() }
   return new Elysia({ name: 'docs' })
     .use(deps.gate)
     .get('/', () => ROOT, open)

@@ -45,7 +45,7 @@ export const notReady = (why: string) => fail.serviceUnavailable(`not ready: ${w
  * the API and its OpenAPI document, like /docs (README, "Health checks").
  */
 export function probeRoutes(deps: { gate: Gate; health?: ServerHealth }) {
-  const open = { public: true as const, detail: undocumented }
+  const open = { public: true as const, detail: undocumented() }
   return new Elysia({ name: 'probes' })
     .use(deps.gate)
     .get('/livez', () => ({ ok: true as const }), open)
