@@ -16,6 +16,7 @@ import { errorPlugin, hostRefused, JSON_TYPE, loggedPath } from './http/errors.t
 import { type Gate, gate } from './http/gate.ts'
 import { openApiDocument } from './http/openapi.ts'
 import { allowedMethods, API_PREFIX, answerUnmatched, assertAccessDeclared } from './http/routing.ts'
+import { finishedAnswers } from './http/finish.ts'
 import { requestMetrics } from './http/metrics.ts'
 import { mountOperations, type Operation } from './http/operation.ts'
 import { requestIdSource } from './shared/request-ids.ts'
@@ -117,6 +118,7 @@ export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] =
   })
     .use(deps.metrics ? requestMetrics(deps.metrics, () => routes) : new Elysia({ name: 'request-metrics' }))
     .use(requestIds)
+    .use(finishedAnswers())
     .use(errorPlugin(deps.log))
     .use(accessLog(deps))
     .group(API_PREFIX, (api) => features(guard).reduce((mounted, feature) => mounted.use(feature), api))

@@ -134,10 +134,15 @@ async function openSession(config: Config, init: boolean): Promise<Session> {
 }
 
 /**
- * How the user ran the CLI, for the usage lines: `npm run cli --` (npm names the script it runs in
- * npm_lifecycle_event), else `bun src/cli.ts` as typed in the Docker image, which has no npm.
+ * How the user ran the CLI, for the usage lines: `npm run -s cli --` (npm names the script it runs in
+ * npm_lifecycle_event; shown with -s, the form whose stdout is only the CLI's), `npx mirador` (the
+ * package's bin, bin/mirador, says so in MIRADOR_INVOCATION), else `bun src/cli.ts` as typed in the
+ * Docker image, which has no npm.
  */
-const invocation = process.env.npm_lifecycle_event === 'cli' ? 'npm run cli --' : `bun ${relative(process.cwd(), process.argv[1]!)}`
+const invocation =
+  process.env.npm_lifecycle_event === 'cli'
+    ? 'npm run -s cli --'
+    : process.env.MIRADOR_INVOCATION || `bun ${relative(process.cwd(), process.argv[1]!)}`
 
 async function main(): Promise<number> {
   let request: CliRequest

@@ -5,7 +5,8 @@
  * stops them in reverse; a component that fails to start stops those before it again.
  *
  * The ports are taken before the store is opened, so that a port in use changes nothing on disk,
- * and until the last component serves the API every request is answered 503. That last component
+ * and until the last component serves the API every request is answered 503, except /livez (200:
+ * the process is alive while it starts; /readyz says it is not ready). That last component
  * is the first stopped: it stops accepting requests and lets those in progress finish before
  * anything they use is stopped.
  */
@@ -16,6 +17,7 @@ import type { Config } from './config.ts'
 import { lacksMarketData, seedDemo } from './demo/seed.ts'
 import { DEMO_DEFAULTS, demoAnchor } from './domain/demo/market.ts'
 import { monitorServer } from './health-monitor.ts'
+import { probeWhileStarting } from './health/routes.ts'
 import { discardUnreadBody } from './http/body.ts'
 import { metricsHandler, prometheusMetrics } from './metrics/prometheus.ts'
 import { operatorHandler } from './operator/socket-handler.ts'
@@ -63,11 +65,18 @@ function stoppedOnce<L extends Listening>(listening: L): L {
   return { ...listening, stop: () => (stopped ??= listening.stop()) }
 }
 
-/** The API's port; `serve` replaces the 503 answered while starting. */
+/** The API's port; `serve` replaces the answers given while starting. */
 type ApiPort = Listening & { port: number; serve(handler: Handler): void }
 
+/** Until the API serves: /livez 200 and /readyz 503 (src/health/routes.ts), anything else 503, with Retry-After. */
+function answerWhileStarting(request: Request): Response {
+  const probe = probeWhileStarting(request.method, new URL(request.url).pathname)
+  if (probe && !(probe instanceof AppError)) return Response.json(probe, { headers: { 'x-request-id': crypto.randomUUID() } })
+  return errorResponse(probe ?? fail.serviceUnavailable('the server is starting; retry in a moment', 1), 503)
+}
+
 async function openApiPort({ config, edge, log }: ServerGiven): Promise<ApiPort> {
-  let answer: Handler = () => errorResponse(fail.serviceUnavailable('the server is starting; retry in a moment', 1), 503)
+  let answer: Handler = answerWhileStarting
   try {
     const http = await edge.listen({
       port: config.port,

@@ -13,7 +13,7 @@ import type { paths } from './mirador-api'
 
 const baseUrl = process.env.MIRADOR_URL ?? 'http://localhost:8080'
 const key = process.env.MIRADOR_KEY
-if (!key) throw new Error('set MIRADOR_KEY to an API key (npm run cli -- key issue …)')
+if (!key) throw new Error('set MIRADOR_KEY to an API key (npm run -s cli -- key issue …)')
 const country = (process.argv[2] ?? 'GT') as 'GT' | 'SV' | 'HN' | 'CR' | 'BZ' | 'DO' | 'PA' | 'BR'
 
 const mirador = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${key}` } })

@@ -364,7 +364,10 @@ export interface operations {
     getHealth: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -381,6 +384,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -433,6 +444,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description invalid_request */
             400: {
                 headers: {
@@ -477,6 +511,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -525,7 +563,10 @@ export interface operations {
                  */
                 as_of?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -542,6 +583,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -568,6 +617,29 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request */
             400: {
@@ -613,6 +685,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -661,7 +737,10 @@ export interface operations {
                  */
                 as_of?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path: {
                 /**
                  * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
@@ -684,6 +763,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -756,6 +843,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description invalid_request */
             400: {
                 headers: {
@@ -811,6 +921,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -861,7 +975,10 @@ export interface operations {
                  */
                 as_of?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path: {
                 /**
                  * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
@@ -884,6 +1001,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -922,6 +1047,29 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request */
             400: {
@@ -978,6 +1126,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1052,7 +1204,10 @@ export interface operations {
                 /** @description listings to skip; an integer from 0 to 10000, in decimal digits without sign or leading zeros */
                 offset?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1069,6 +1224,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1111,6 +1274,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description invalid_request */
             400: {
                 headers: {
@@ -1155,6 +1341,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1192,7 +1382,10 @@ export interface operations {
     listPersonas: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1209,6 +1402,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1229,6 +1430,29 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request */
             400: {
@@ -1274,6 +1498,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1370,6 +1598,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -1475,6 +1707,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1582,6 +1818,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -1687,6 +1927,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1795,6 +2039,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -1900,6 +2148,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2005,6 +2257,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -2110,6 +2366,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2222,6 +2482,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description "true" when the answer is the replay of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -2327,6 +2591,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
                     "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;

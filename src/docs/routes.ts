@@ -5,6 +5,7 @@ import { Elysia } from 'elysia'
 import { JSON_TYPE } from '../http/errors.ts'
 import type { Gate } from '../http/gate.ts'
 import { type OpenApiDocument, undocumented } from '../http/openapi.ts'
+import { prepared } from '../shared/ready-bytes.ts'
 
 /** Swagger UI's browser bundle, served from this server: the page works offline and loads nothing from elsewhere. */
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
@@ -58,15 +59,25 @@ export function docsRoutes(deps: { gate: Gate; document: OpenApiDocument }) {
     css: asset('swagger-ui.css'),
     bundle: asset('swagger-ui-bundle.js'),
   }
-  const serve = (content: string, type: string, extra: Record<string, string> = {}) =>
-    new Response(content, { headers: { 'content-type': type, 'cache-control': 'public, max-age=3600', ...extra } })
+  /**
+   * A file of the page, as bytes made once: prepared, so that its ETag and compressed copies are made
+   * once too (src/http/finish.ts), on the first request that asks for them.
+   */
+  const serve = (content: string, type: string, extra: Record<string, string> = {}) => {
+    const bytes = prepared(new TextEncoder().encode(content))
+    const headers = { 'content-type': type, 'cache-control': 'public, max-age=3600', ...extra }
+    return ({ set }: { set: { headers: Record<string, unknown> } }) => {
+      Object.assign(set.headers, headers)
+      return bytes
+    }
+  }
   const open = { public: true as const, detail: undocumented() }
   return new Elysia({ name: 'docs' })
     .use(deps.gate)
     .get('/', () => ROOT, open)
-    .get('/api/v1/openapi.json', () => serve(body, JSON_TYPE), open)
-    .get('/docs', () => serve(PAGE, 'text/html; charset=utf-8', { 'content-security-policy': PAGE_POLICY }), open)
-    .get('/docs/start.js', () => serve(START, 'text/javascript; charset=utf-8'), open)
-    .get('/docs/swagger-ui.css', () => serve(files.css, 'text/css; charset=utf-8'), open)
-    .get('/docs/swagger-ui-bundle.js', () => serve(files.bundle, 'text/javascript; charset=utf-8'), open)
+    .get('/api/v1/openapi.json', serve(body, JSON_TYPE), open)
+    .get('/docs', serve(PAGE, 'text/html; charset=utf-8', { 'content-security-policy': PAGE_POLICY }), open)
+    .get('/docs/start.js', serve(START, 'text/javascript; charset=utf-8'), open)
+    .get('/docs/swagger-ui.css', serve(files.css, 'text/css; charset=utf-8'), open)
+    .get('/docs/swagger-ui-bundle.js', serve(files.bundle, 'text/javascript; charset=utf-8'), open)
 }

@@ -4,7 +4,7 @@ import type { Gate } from '../http/gate.ts'
 import { undocumented } from '../http/openapi.ts'
 import type { ApiTier } from '../domain/owners/owner.ts'
 import type { DependencyState } from '../runtime/dependency.ts'
-import { fail } from '../shared/errors.ts'
+import { type AppError, fail } from '../shared/errors.ts'
 
 export type QuotaUsage = { used: number; quota: number; unlimited: boolean }
 /** This month's quota usage of an owner, from memory (src/read-models.ts `memoryQuota`). */
@@ -39,6 +39,21 @@ export type ServerHealth = {
 /** The answer of /readyz when the server should not get traffic; says which check failed, no figures. */
 export const notReady = (why: string) => fail.serviceUnavailable(`not ready: ${why}`, 1)
 
+/** What /livez answers whenever the process serves HTTP. */
+const ALIVE = { ok: true as const }
+
+/**
+ * The probes while the server starts, before its API serves (src/server-components.ts answers every
+ * other request 503): the process is alive, /livez 200 from the moment the port is open, so that an
+ * orchestrator does not kill a slow start; it is not ready, /readyz 503 with Retry-After.
+ */
+export function probeWhileStarting(method: string, path: string): typeof ALIVE | AppError | undefined {
+  if (method !== 'GET') return undefined
+  if (path === '/livez') return ALIVE
+  if (path === '/readyz') return notReady('the server is starting')
+  return undefined
+}
+
 /**
  * GET /livez (the process answers) and GET /readyz (its dependencies answer and its read models are
  * caught up), for load balancers and orchestrators: no key, no data, answered from memory. Outside
@@ -48,7 +63,7 @@ export function probeRoutes(deps: { gate: Gate; health?: ServerHealth }) {
   const open = { public: true as const, detail: undocumented() }
   return new Elysia({ name: 'probes' })
     .use(deps.gate)
-    .get('/livez', () => ({ ok: true as const }), open)
+    .get('/livez', () => ALIVE, open)
     .get(
       '/readyz',
       () => {

@@ -105,6 +105,27 @@ const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': header('requests allowed per UTC hour (absent for admin keys)', Type.Integer()),
   'X-RateLimit-Remaining': header('requests left this hour (absent for admin keys)', Type.Integer()),
   'X-RateLimit-Reset': header('unix seconds of the next UTC hour, when the counter resets (absent for admin keys)', Type.Integer()),
+  'RateLimit-Policy': header(
+    'the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys)',
+    Type.String({ pattern: '^"hour";q=[0-9]+;w=3600$', examples: ['"hour";q=1000;w=3600'] }),
+  ),
+  RateLimit: header(
+    'the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys)',
+    Type.String({ pattern: '^"hour";r=[0-9]+;t=[0-9]+$', examples: ['"hour";r=999;t=1234'] }),
+  ),
+}
+/** The validator of a GET's answer and what it varies with (src/http/finish.ts). */
+const VALIDATOR_HEADERS = {
+  ETag: header('a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same', Type.String()),
+  Vary: header('`Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it', Type.String()),
+}
+/** The request header of a conditional GET. */
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'ETags of answers the client holds (or `*`): when one is the current answer\'s, the answer is 304 Not Modified without a body',
+  schema: { type: 'string' },
 }
 /** What each header an error may set (ERROR_CATALOGUE's `headers`) means, in the order the document lists them. */
 const ERROR_HEADERS: Record<string, ReturnType<typeof header>> = {
@@ -197,7 +218,7 @@ function errorsOf(access: Access, spec: OperationSpec): ErrorCode[] {
   return [...new Set([...ANY_REQUEST_ERRORS, ...(access !== 'public' ? KEY_ERRORS : []), ...own])]
 }
 
-function operationOf(access: Access, spec: OperationSpec, referenced: Set<ErrorCode>) {
+function operationOf(method: string, access: Access, spec: OperationSpec, referenced: Set<ErrorCode>) {
   const own = spec.errors.filter((error): error is AppError => error instanceof AppError)
   const needsKey = access !== 'public'
   return {
@@ -207,7 +228,12 @@ function operationOf(access: Access, spec: OperationSpec, referenced: Set<ErrorC
     description: spec.description,
     security: needsKey ? [{ [SECURITY_SCHEME]: [access] }] : [],
     ...(needsKey ? { 'x-required-scope': access } : {}),
-    parameters: [...parameters(spec.inputs?.params, 'path'), ...parameters(spec.inputs?.query, 'query'), ...parameters(spec.headers, 'header')],
+    parameters: [
+      ...parameters(spec.inputs?.params, 'path'),
+      ...parameters(spec.inputs?.query, 'query'),
+      ...parameters(spec.headers, 'header'),
+      ...(method === 'get' ? [IF_NONE_MATCH] : []),
+    ],
     ...(spec.body
       ? {
           requestBody: {
@@ -228,10 +254,14 @@ function operationOf(access: Access, spec: OperationSpec, referenced: Set<ErrorC
         headers: {
           ...REQUEST_ID,
           ...(needsKey ? RATE_LIMIT_HEADERS : {}),
+          ...(method === 'get' ? VALIDATOR_HEADERS : {}),
           ...Object.fromEntries(Object.entries(spec.okHeaders ?? {}).map(([name, description]) => [name, header(description, Type.String())])),
         },
         content: { 'application/json': { schema: json(spec.ok), examples: { success: { value: spec.okExample } } } },
       },
+      ...(method === 'get'
+        ? { '304': { description: 'not modified: If-None-Match named the current ETag; no body', headers: { ...REQUEST_ID, ...(needsKey ? RATE_LIMIT_HEADERS : {}), ...VALIDATOR_HEADERS } } }
+        : {}),
       ...errorResponses(errorsOf(access, spec), own, referenced),
     },
   }
@@ -250,7 +280,7 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
     const path = openApiPath(route.path)
     const access = route.hooks?.detail?.[ACCESS_EXTENSION] as Access
     for (const code of errorsOf(access, spec)) codes.add(code)
-    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationOf(access, spec, referenced) }
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationOf(route.method.toLowerCase(), access, spec, referenced) }
   }
   return {
     openapi: '3.1.0',

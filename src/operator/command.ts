@@ -18,7 +18,7 @@ export type OperatorContext = {
 
 /**
  * What help texts may name that only the composition root knows: the read models (src/storage.ts),
- * and how the CLI was run (`npm run cli --`, or `bun src/cli.ts` where there is no npm).
+ * and how the CLI was run (`npm run -s cli --`, `npx mirador`, or `bun src/cli.ts` where there is no npm).
  */
 export type HelpTerms = { projections: readonly string[]; invocation: string }
 export type HelpText = string | ((terms: HelpTerms) => string)

@@ -60,21 +60,31 @@ export function rateDecision(limit: number, count: number, allowed: boolean, now
   }
 }
 
-/** Sets the X-RateLimit-* headers every counted response carries (Reset in unix seconds). */
+/** The name of the one quota policy in the IETF draft's headers: requests per UTC hour. */
+export const RATE_LIMIT_POLICY = 'hour'
+
+/**
+ * Sets the rate-limit headers every counted response carries, in both forms: `X-RateLimit-*` (Reset
+ * in unix seconds) and those of draft-ietf-httpapi-ratelimit-headers (structured fields, RFC 9651):
+ * `RateLimit-Policy: "hour";q=LIMIT;w=3600` and `RateLimit: "hour";r=REMAINING;t=SECONDS` (seconds
+ * until the counter resets, as Retry-After counts them). Both describe the same counter.
+ */
 export function setRateLimitHeaders(headers: Record<string, unknown>, decision: RateDecision): void {
   headers['X-RateLimit-Limit'] = String(decision.limit)
   headers['X-RateLimit-Remaining'] = String(decision.remaining)
   headers['X-RateLimit-Reset'] = String(decision.resetAt.getTime() / 1000)
+  headers['RateLimit-Policy'] = `"${RATE_LIMIT_POLICY}";q=${decision.limit};w=${HOUR_MS / 1000}`
+  headers['RateLimit'] = `"${RATE_LIMIT_POLICY}";r=${decision.remaining};t=${decision.retryAfterSeconds}`
 }
 
-/** The X-RateLimit-* headers every counted response carries. */
+/** The rate-limit headers every counted response carries (`setRateLimitHeaders`). */
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
   const headers: Record<string, string> = {}
   setRateLimitHeaders(headers, decision)
   return headers
 }
 
-/** The 429 for a rejected decision: spec §7 body fields plus Retry-After and the X-RateLimit-* headers. */
+/** The 429 for a rejected decision: spec §7 body fields plus Retry-After and the rate-limit headers. */
 export function rateLimitExceeded(decision: RateDecision): AppError {
   return fail.rateLimit(
     `hourly limit of ${decision.limit} requests reached; the counter resets at ${decision.resetAt.toISOString()}`,

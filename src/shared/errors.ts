@@ -49,7 +49,7 @@ export const ERROR_CATALOGUE: Record<ErrorCode, ErrorKind> = {
       used: Type.Integer({ description: 'requests counted this hour (equals limit)' }),
       retry_after_seconds: Type.Integer({ description: 'seconds until the counter resets at the next UTC hour' }),
     },
-    headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+    headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After'],
   },
   invalid_request: { status: 400, fields: { details: FieldErrors } },
   not_found: { status: 404 },
@@ -112,7 +112,7 @@ export const fail = {
   tierRequired: (message: string) => new AppError('tier_required', message),
   scopeDenied: (message: string) => new AppError('scope_denied', message),
   forbidden: (message: string) => new AppError('forbidden', message),
-  /** `counter`: the X-RateLimit-* headers of the spent counter; Retry-After follows them. */
+  /** `counter`: the rate-limit headers of the spent counter; Retry-After follows them. */
   rateLimit: (message: string, fields: { limit: number; used: number; retryAfterSeconds: number }, counter: Record<string, string>) =>
     new AppError(
       'rate_limit',

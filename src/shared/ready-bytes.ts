@@ -1,6 +1,21 @@
 /** An answer's body as rendered, and the first instant (epoch ms) from which it may be different. */
 export type Rendered = { body: unknown; until: number }
 
+/** Every answer's bytes kept by a ReadyBytes (or made once at start-up), until they are dropped. */
+const preparedBytes = new WeakSet<Uint8Array>()
+
+/**
+ * Marks `bytes` as an answer served many times as they are: the HTTP layer then keeps their ETag and
+ * compressed copies beside them (src/http/finish.ts), made once, not per request.
+ */
+export function prepared(bytes: Uint8Array): Uint8Array {
+  preparedBytes.add(bytes)
+  return bytes
+}
+
+/** Whether `bytes` are a prepared answer (`prepared`), whose ETag and compressed copies may be kept. */
+export const isPrepared = (bytes: Uint8Array): boolean => preparedBytes.has(bytes)
+
 /**
  * JSON answers kept as bytes, so that a prepared answer is serialised once, not per request.
  * They are kept per prepared state (an object its owner replaces when the answer would change: a
@@ -25,7 +40,7 @@ export class ReadyBytes<State extends object> {
 
   /** Serialises `rendered`, the answer of `key` for `state` at `version` rendered at `nowMs`, and keeps it. */
   keep(state: State, key: string, nowMs: number, rendered: Rendered, version = 0): Uint8Array {
-    const bytes = this.encoder.encode(JSON.stringify(rendered.body))
+    const bytes = prepared(this.encoder.encode(JSON.stringify(rendered.body)))
     let answers = this.byState.get(state)
     if (!answers) this.byState.set(state, (answers = new Map()))
     if (answers.size >= this.maxKeys && !answers.has(key)) answers.clear()

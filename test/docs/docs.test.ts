@@ -25,6 +25,12 @@ describe('the documentation is self-contained', () => {
     }
   })
 
+  test('the CLI examples of the README, docs/ and examples/ print only the CLI\'s output: npm run -s, never npm\'s banner', () => {
+    for (const file of ['README.md', 'examples/README.md', ...docs]) {
+      expect(read(file).match(/npm run (?!-s cli -- )\S+ cli\b|npm run cli\b.*/g), file).toBeNull()
+    }
+  })
+
   test('docs/errors.md lists every error code the API answers with, with its HTTP status', () => {
     const rows = new Map(tableRows(read('docs/errors.md')).map((row) => [row.first, Number(row.second)]))
     const operatorOnly: ErrorCode[] = ['conflict', 'forbidden']

@@ -1,14 +1,16 @@
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
-import { type RunningServer, runCli, startServer, tempDataDir } from '../support/server.ts'
+import { type RunningServer, runCli, runProgram, startServer, tempDataDir } from '../support/server.ts'
 
 /**
  * The README's examples, run as written against the real server on a fresh data directory (so on
- * the default demo market): every line of a ```sh block that starts with `npm run cli --` or `curl`.
- * Placeholders are filled in from what the commands print: `mrd_…` and `$KEY` with the issued key,
- * `key_…` with its id, `localhost:8080` with the test server. Commands that take a key out of
+ * the default demo market): every line of a ```sh block that runs the CLI through npm (`npm run … cli
+ * --`, `npx mirador`) or starts with `curl`, each in a shell from the repository root, as a user types
+ * it. Placeholders are filled in from what the commands print: `mrd_…` and `$KEY` with the issued key,
+ * `key_…` with its id, `localhost:8080` with the test server; files the examples write (`--out FILE`,
+ * `> FILE`) go to a temporary directory instead of the repository. Commands that take a key out of
  * service (revoke, deactivate) run last, so that the others can use it.
  */
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -26,19 +28,17 @@ function shellLines(markdown: string): string[] {
   )
 }
 
-/** Words of a shell command line: whitespace-separated, with '…' and "…" quoting. */
-function shellWords(line: string): string[] {
-  const words: string[] = []
-  for (const [, single, double, bare] of line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)) words.push(single ?? double ?? bare!)
-  return words
-}
-
 const lines = shellLines(README)
-const cliLines = lines.filter((l) => l.startsWith('npm run cli -- '))
+const cliLines = lines.filter((l) => /^(npm run (-s |--silent )?cli -- |npx mirador )/.test(l))
 const curlLines = lines.filter((l) => l.startsWith('curl '))
 const retiresTheKey = (line: string) => / (key revoke|owner deactivate) /.test(line)
 
 type Json = Record<string, any>
+
+/** The files a CLI line writes: `--out FILE` or a redirection of its stdout, `> FILE`. */
+const writtenFiles = (line: string) => [...line.matchAll(/(?:--out\s+|>\s*)([^\s>|&;]+)/g)].map((m) => m[1]!)
+/** What npm prints on stdout before a script's output unless run with -s: `> mirador@1.0.0 cli`, `> bun src/cli.ts`. */
+const NPM_BANNER = /^> \S+@\S+ \S+$/m
 
 function curl(line: string): Promise<{ status: number; headers: string; body: string }> {
   // -sS: no progress meter; -w: the status on a last line of its own.
@@ -75,19 +75,30 @@ describe('the README, run as written against the real server on the demo market'
   let key = ''
   let keyId = ''
   afterAll(() => server?.stop())
+  const scratch = tempDataDir('mirador-readme-files-')
+  /** The files the examples wrote (in `scratch`), by the name the README gives them. */
+  const written = new Map<string, string>()
 
   const fill = (line: string) =>
-    line
-      .replaceAll('mrd_…', key)
-      .replaceAll('$KEY', key)
-      .replaceAll('key_…', keyId)
-      .replaceAll('localhost:8080', `127.0.0.1:${server.port}`)
+    [...written].reduce(
+      (filled, [name, path]) => filled.replace(new RegExp(`(?<=[\\s>])${name.replace(/\./g, '\\.')}(?=\\s|$)`, 'g'), path),
+      line
+        .replaceAll('mrd_…', key)
+        .replaceAll('$KEY', key)
+        .replaceAll('key_…', keyId)
+        .replaceAll('localhost:8080', `127.0.0.1:${server.port}`),
+    )
 
+  /**
+   * Runs `line` as written in a shell from the repository root; its stdout must be the CLI's alone
+   * (no npm banner), and parse as JSON with --json.
+   */
   async function cli(line: string) {
-    const args = shellWords(fill(line)).slice(4) // after "npm run cli --"
-    // As `npm run` does: run from the repository root, INIT_CWD where the user typed the command.
-    const result = await runCli(args, { ...server.env, INIT_CWD: ROOT })
+    for (const name of writtenFiles(line)) written.set(name, join(scratch, basename(name)))
+    const result = await runProgram('bash', ['-c', fill(line)], server.env)
     expect(result.code, `${line}\n${result.stderr}`).toBe(0)
+    expect(result.stdout, line).not.toMatch(NPM_BANNER)
+    if (/ --json\b/.test(line)) expect(() => JSON.parse(result.stdout), `${line}\n${result.stdout}`).not.toThrow()
     return result
   }
 
@@ -109,6 +120,20 @@ describe('the README, run as written against the real server on the demo market'
       }
     }
     expect(key).not.toBe('')
+  })
+
+  test('the --json examples print one JSON document; the exports are files that events import takes into an empty store', async () => {
+    const json = cliLines.filter((l) => / --json\b/.test(l))
+    // Exports to stdout, redirected to a file: what npm's banner broke (--out files never pass through npm).
+    const exports = cliLines.filter((l) => / events export\b.* > ?\S/.test(l))
+    expect(json.length).toBeGreaterThan(0)
+    expect(exports.length).toBeGreaterThan(0)
+    for (const line of exports) {
+      const file = written.get(writtenFiles(line)[0]!)!
+      expect(JSON.parse(readFileSync(file, 'utf8').split('\n')[0]!), line).toMatchObject({ format: 'mirador-events' })
+      const restored = await runCli(['--init', 'events', 'import', file], { DATA_DIR: tempDataDir('mirador-readme-restore-') })
+      expect(restored.code, `${line}\n${restored.stderr}`).toBe(0)
+    }
   })
 
   test('every curl example returns data', async () => {

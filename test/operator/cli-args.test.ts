@@ -7,7 +7,7 @@ import { allProjections } from '../../src/storage.ts'
 
 const CWD = '/home/ana/feeds'
 const PROJECTIONS = allProjections.map((p) => p.name)
-const cli = commandLine(operatorCommands, { projections: PROJECTIONS, invocation: 'npm run cli --' })
+const cli = commandLine(operatorCommands, { projections: PROJECTIONS, invocation: 'npm run -s cli --' })
 const parse = (...argv: string[]) => cli.parse(argv, CWD)
 /** The commands on the command line (the others are sent by the CLI's own flows). */
 const onCli = operatorCommands.filter((c) => c.cli)
@@ -120,7 +120,7 @@ describe('--help, generated from the list of commands', () => {
 
   test.each(cliCommands())('"%s --help" shows its synopsis and every option it accepts', (command) => {
     const text = helpText(...command.split(' '), '--help')
-    expect(text.startsWith(`usage: npm run cli -- ${command}`)).toBe(true)
+    expect(text.startsWith(`usage: npm run -s cli -- ${command}`)).toBe(true)
     expect(helpText('help', ...command.split(' '))).toBe(text)
     // Every option named in the help is accepted by the parser, and required ones are marked so.
     for (const [, option] of text.matchAll(/^ {2}\[?--([a-z-]+) /gm)) {
@@ -131,7 +131,7 @@ describe('--help, generated from the list of commands', () => {
   test('a command\'s help explains each option; a group\'s help lists its commands', () => {
     expect(helpText('key', 'issue', '--help')).toBe(
       [
-        'usage: npm run cli -- key issue --owner ID --scopes read[,write] --actor ID [--label TEXT]',
+        'usage: npm run -s cli -- key issue --owner ID --scopes read[,write] --actor ID [--label TEXT]',
         '',
         'issue an API key and print it, once',
         '',
@@ -145,7 +145,7 @@ describe('--help, generated from the list of commands', () => {
         'options for every command:',
         '  --json        machine-readable JSON on stdout (errors as JSON on stderr)',
         '  --init        create an empty embedded store in DATA_DIR if there is none (never done implicitly)',
-        "  --help, -h    this help, or a command's: npm run cli -- key issue --help",
+        "  --help, -h    this help, or a command's: npm run -s cli -- key issue --help",
       ].join('\n'),
     )
     // --help wins over missing or extra arguments.
@@ -157,7 +157,7 @@ describe('--help, generated from the list of commands', () => {
 })
 
 describe('each command declares what people see, once', () => {
-  const terms = { projections: PROJECTIONS, invocation: 'npm run cli --' }
+  const terms = { projections: PROJECTIONS, invocation: 'npm run -s cli --' }
   const said = (text: string | ((t: typeof terms) => string)) => (typeof text === 'string' ? text : text(terms))
 
   test.each(cliCommands())('"%s" has a summary, an output, and every parameter explained in its help and listed in --help', (name) => {

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
-import { BUN, type CliResult, runCli, runProgram, tempDataDir } from '../support/server.ts'
+import { BUN, type CliResult, initialisedDataDir, runCli, runProgram, tempDataDir } from '../support/server.ts'
 
 /** The CLI as a newcomer meets it: a process, its exit code, what it prints. */
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -26,8 +26,23 @@ describe('the CLI process', () => {
 
     const viaNpm = await shell('npm run --silent cli -- key issue --bogus', { DATA_DIR: join(home, 'usage') })
     expect(viaNpm.code).toBe(2)
-    expect(viaNpm.stderr).toContain('"key issue" has no option --bogus\n\nusage: npm run cli -- key issue --owner ID ')
+    expect(viaNpm.stderr).toContain('"key issue" has no option --bogus\n\nusage: npm run -s cli -- key issue --owner ID ')
     expect(existsSync(join(home, 'usage'))).toBe(false)
+  }, 60_000)
+
+  test('npx mirador (the package\'s bin) runs the CLI from any folder of the repository; its stdout is the CLI\'s alone', async () => {
+    // --no: never fetch a registry package of that name if the bin were missing (that is the failure).
+    const env = { DATA_DIR: initialisedDataDir('mirador-cli-bin-') }
+    const help = await shell('cd docs && npx --no mirador key issue --help', env)
+    expect(help.code, help.stderr).toBe(0)
+    expect(help.stdout).toMatch(/^usage: npx mirador key issue --owner ID /)
+    // Options after the command: npx takes those right after the bin's name for itself (--json, --help, --init).
+    const created = await shell('cd docs && npx --no mirador owner create --id acme-corp --tier pro --json', env)
+    expect(created.code, created.stderr).toBe(0)
+    expect(JSON.parse(created.stdout)).toMatchObject({ owner: { owner_id: 'acme-corp', tier: 'pro' } })
+    const refused = await shell('npx --no mirador owner create --id acme-corp --tier pro', env)
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toBe('')
   }, 60_000)
 
   test('--init with an invalid owner id exits 2 before creating the store, and says what an id is in words', async () => {

@@ -45,11 +45,14 @@ describe('retryAfterSeconds', () => {
 describe('HTTP shape of a decision', () => {
   const now = new Date('2031-05-06T10:15:30.250Z')
 
-  test('headers carry limit, remaining and the reset as unix seconds', () => {
+  test('headers carry limit, remaining and the reset as unix seconds, and the same in the IETF draft form (seconds until the reset)', () => {
     expect(rateLimitHeaders(rateDecision(100, 42, true, now))).toEqual({
       'X-RateLimit-Limit': '100',
       'X-RateLimit-Remaining': '58',
       'X-RateLimit-Reset': String(Date.parse('2031-05-06T11:00:00Z') / 1000),
+      'RateLimit-Policy': '"hour";q=100;w=3600',
+      // 10:15:30.250 → 11:00:00 is 2669.75 s, rounded up as Retry-After is.
+      RateLimit: '"hour";r=58;t=2670',
     })
   })
 

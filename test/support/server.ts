@@ -103,10 +103,18 @@ export type RunningServer = {
   /** Asks the server to stop (SIGTERM unless told otherwise; SIGKILL kills it on the spot) and waits for it to exit. */
   stop(signal?: 'SIGTERM' | 'SIGINT' | 'SIGKILL'): Promise<void>
   cli(...args: string[]): Promise<CliResult>
+  /** Resolves once the server logs that it listens (its start is over); rejects if it exits first or takes longer than `timeoutMs`. */
+  listened: Promise<void>
 }
 
-/** Starts the real server (`bun src/main.ts`, or the entry of `runtime`) and resolves once it logs that it listens. */
-export async function startServer(env: Record<string, string>, { runtime = 'bun', timeoutMs = 60_000 }: { runtime?: Runtime; timeoutMs?: number } = {}): Promise<RunningServer> {
+/**
+ * Starts the real server (`bun src/main.ts`, or the entry of `runtime`) and resolves once it logs
+ * that it listens; with `untilListening: false`, at once (its `listened` says when).
+ */
+export async function startServer(
+  env: Record<string, string>,
+  { runtime = 'bun', timeoutMs = 60_000, untilListening = true }: { runtime?: Runtime; timeoutMs?: number; untilListening?: boolean } = {},
+): Promise<RunningServer> {
   const port = Number(env.PORT ?? (await freePort()))
   const fullEnv = { ACCESS_LOG: 'on', DEMO_SEED: 'off', HOST: '127.0.0.1', ...env, PORT: String(port) }
   const { program, args } = serverCommand(runtime)
@@ -120,7 +128,7 @@ export async function startServer(env: Record<string, string>, { runtime = 'bun'
   child.stderr!.on('data', (chunk) => (output += chunk))
   // Once its pipes close: on 'exit' the last lines it wrote (the shutdown's 'stopped') may be unread yet.
   const exited = new Promise<number>((resolveExit) => child.once('close', (code) => resolveExit(code ?? -1)))
-  await new Promise<void>((ready, fail) => {
+  const listened = new Promise<void>((ready, fail) => {
     const deadline = setTimeout(() => {
       clearInterval(check)
       // Not left running behind the failed test.
@@ -140,6 +148,8 @@ export async function startServer(env: Record<string, string>, { runtime = 'bun'
       fail(new Error(`server exited with ${code} before listening:\n${output}`))
     })
   })
+  if (untilListening) await listened
+  else listened.catch(() => {}) // the caller awaits it when it needs to
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -153,5 +163,6 @@ export async function startServer(env: Record<string, string>, { runtime = 'bun'
       clearTimeout(timer)
     },
     cli: (...args) => runCli(args, fullEnv),
+    listened,
   }
 }
