@@ -102,6 +102,8 @@ export function buildApp(deps: ApiDeps, features: (guard: Gate) => AnyElysia[] =
   const app: AnyElysia = new Elysia({
     // Elysia's path = request.url from the first "/" after "http://": the authority never counts.
     handler: { standardHostname: false },
+    // One URL per resource: `/api/v1/zones/` or `/livez/` is no path of the API (404), as the document says.
+    strictPath: true,
   })
     .use(deps.metrics ? requestMetrics(deps.metrics, () => routes) : new Elysia({ name: 'request-metrics' }))
     .use(requestIds)

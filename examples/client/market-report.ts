@@ -25,13 +25,13 @@ priced.sort((a, b) => (a.median_ppm2_usd ?? 0) - (b.median_ppm2_usd ?? 0))
 console.log(JSON.stringify({ country, zones: zones.data.count, cheapest_per_m2: priced[0]?.zone, dearest_per_m2: priced.at(-1)?.zone }))
 
 const cheapest = priced[0]?.slug ?? 'zona-1'
-const history = await mirador.GET('/api/v1/zone/{slug}/history', { params: { path: { slug: cheapest }, query: { country, months: 12 } } })
+const history = await mirador.GET('/api/v1/zone/{slug}/history', { params: { path: { slug: cheapest }, query: { country, months: '12' } } })
 if (history.error) throw new Error(`${history.error.error}: ${history.error.message}`)
 const months = history.data.history.filter((month) => month.listed)
 console.log(JSON.stringify({ zone: history.data.zone, months: months.length, median_ppm2_usd: months.map((m) => [m.month, m.median_ppm2_usd]) }))
 
 const listings = await mirador.GET('/api/v1/listings', {
-  params: { query: { country, operation: 'Venta', sort: 'price_asc', limit: 1 } },
+  params: { query: { country, operation: 'Venta', sort: 'price_asc', limit: '1' } },
 })
 if (listings.error) throw new Error(`${listings.error.error}: ${listings.error.message}`)
 const [first] = listings.data.listings

@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * The five personas, each with its input JSON Schema and verdict vocabulary
-         * @description Each persona’s id, name, description, the JSON Schema of its briefing input (canonical spellings) and its verdicts.
+         * @description Each persona’s id, name, description, the JSON Schema of its briefing input (every spelling the server accepts, as in the request bodies of this document) and its verdicts.
          */
         get: operations["listPersonas"];
         put?: never;
@@ -743,7 +743,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description zone, form zona-N (lower case, N from 1, no leading zeros)
+                 * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
                  * @example zona-3
                  */
                 slug: string;
@@ -967,8 +967,8 @@ export interface operations {
                  * @example GT
                  */
                 country?: string;
-                /** @description calendar months, the current one included */
-                months?: number;
+                /** @description calendar months, the current one included; an integer from 1 to 36, in decimal digits without sign or leading zeros */
+                months?: string;
                 /**
                  * @description answer as the market stood at this instant (ISO 8601 with offset, a real calendar time), by the feed's own times; not after the time of the request, not before the first listing event (else 400)
                  * @example 2026-04-01T00:00:00Z
@@ -981,7 +981,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description zone, form zona-N (lower case, N from 1, no leading zeros)
+                 * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
                  * @example zona-3
                  */
                 slug: string;
@@ -1173,8 +1173,8 @@ export interface operations {
                  */
                 country?: string;
                 /**
-                 * @description zone, form "Zona N" with N from 1 and no leading zeros, in any letter case
-                 * @example Zona 3
+                 * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
+                 * @example zona-3
                  */
                 zone?: string;
                 /**
@@ -1188,21 +1188,21 @@ export interface operations {
                  */
                 property_type?: string;
                 /**
-                 * @description lowest price in USD, inclusive; not above price_max (else 400)
+                 * @description lowest price in USD, inclusive; not above price_max (else 400); an amount from 0 to 1000000000000, in decimal digits without sign or leading zeros (a fraction allowed: 1999.99)
                  * @example 150000
                  */
-                price_min?: number;
-                /** @description highest price in USD, inclusive; not below price_min (else 400) */
-                price_max?: number;
+                price_min?: string;
+                /** @description highest price in USD, inclusive; not below price_min (else 400); an amount from 0 to 1000000000000, in decimal digits without sign or leading zeros (a fraction allowed: 1999.99) */
+                price_max?: string;
                 /**
                  * @description newest first, or by price (one of newest, price_asc, price_desc, in any letter case)
                  * @example newest
                  */
                 sort?: string;
-                /** @description page size */
-                limit?: number;
-                /** @description listings to skip */
-                offset?: number;
+                /** @description page size; an integer from 1 to 200, in decimal digits without sign or leading zeros */
+                limit?: string;
+                /** @description listings to skip; an integer from 0 to 10000, in decimal digits without sign or leading zeros */
+                offset?: string;
             };
             header?: {
                 /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
@@ -1550,8 +1550,9 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description zone, form "Zona N"
-                     * @example Zona 10
+                     * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
+                     * @example zona-3
+                     * @example Zona 3
                      */
                     zone: string;
                     /**
@@ -1769,8 +1770,9 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description zone, form "Zona N"
-                     * @example Zona 10
+                     * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
+                     * @example zona-3
+                     * @example Zona 3
                      */
                     zone: string;
                     /**
@@ -1988,8 +1990,9 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description zone, form "Zona N"
-                     * @example Zona 10
+                     * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
+                     * @example zona-3
+                     * @example Zona 3
                      */
                     zone: string;
                     /**
@@ -2208,8 +2211,9 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description zone, form "Zona N"
-                     * @example Zona 10
+                     * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
+                     * @example zona-3
+                     * @example Zona 3
                      */
                     zone: string;
                     /**
@@ -2425,8 +2429,9 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description zone, form "Zona N"
-                     * @example Zona 10
+                     * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
+                     * @example zona-3
+                     * @example Zona 3
                      */
                     zone: string;
                     /**

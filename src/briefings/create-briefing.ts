@@ -1,6 +1,7 @@
+import { BRIEFING_EXAMPLES } from './examples.ts'
 import { Type } from '@sinclair/typebox'
 import { BriefingResponse } from '../domain/briefings/answer.ts'
-import { IDEMPOTENCY_HEADER, nextStep, parseIdempotencyKey } from '../domain/briefings/idempotency.ts'
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, nextStep, parseIdempotencyKey } from '../domain/briefings/idempotency.ts'
 import { PERSONAS, type Persona } from '../domain/briefings/personas/index.ts'
 import { quotaExceeded } from '../domain/briefings/quota.ts'
 import { EventStoreUnavailable } from '../eventstore/port.ts'
@@ -19,7 +20,7 @@ const IdempotencyHeaders = Type.Object({
     Type.String({
       minLength: 1,
       maxLength: 255,
-      pattern: '^[!-~]+$',
+      pattern: IDEMPOTENCY_KEY_PATTERN,
       // No `examples`: Swagger UI would fill it in, and a reader who tries the page twice with another
       // zone would meet 409 idempotency_conflict (test/docs/reference.test.ts).
       description:
@@ -65,10 +66,11 @@ function createBriefing(persona: Persona) {
       examples: { [persona.id]: { zone: 'Zona 10', profile: persona.profiles[0], country: 'GT', language: 'en' } },
     },
     ok: BriefingResponse,
+    okExample: BRIEFING_EXAMPLES[persona.id],
     headers: IdempotencyHeaders,
     okHeaders: { 'Idempotent-Replayed': '"true" when the answer is the replay of an earlier request with the same Idempotency-Key' },
     errors: [
-      refusalOf(() => persona.parse({ zone: 'zona 3', profile: 'someone', colour: 'red' })),
+      refusalOf(() => persona.parse({ zone: 'Zona 03', profile: 'someone', colour: 'red' })),
       refusalOf(() => parseIdempotencyKey('two words')),
       unknownZone('Zona 99', 'GT'),
       reusedKey(persona),

@@ -11,8 +11,9 @@ export const listPersonas = defineOperation({
   operationId: 'listPersonas',
   tag: 'Briefings',
   summary: 'The five personas, each with its input JSON Schema and verdict vocabulary',
-  description: 'Each persona’s id, name, description, the JSON Schema of its briefing input (canonical spellings) and its verdicts.',
+  description: 'Each persona’s id, name, description, the JSON Schema of its briefing input (every spelling the server accepts, as in the request bodies of this document) and its verdicts.',
   ok: PersonaCatalogue,
+  okExample: CATALOGUE,
   errors: [],
   handler: () => () => CATALOGUE,
 })

@@ -71,7 +71,7 @@ export function docsRoutes(deps: { gate: Gate; document: OpenApiDocument }) {
       return bytes
     }
   }
-  const open = { public: true as const, detail: undocumented }
+  const open = { public: true as const, detail: undocumented() }
   return new Elysia({ name: 'docs' })
     .use(deps.gate)
     .get('/', () => ROOT, open)

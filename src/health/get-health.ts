@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { Scope } from '../domain/keys/key.ts'
 import { type ApiTier, TIERS } from '../domain/owners/owner.ts'
 import { rateLimiterUnavailable } from '../http/errors.ts'
@@ -42,6 +42,18 @@ export const getHealth = defineOperation({
   summary: 'Check the key: tier, scopes, this hour’s rate limit and this month’s briefing quota',
   description: 'Proves the key works: who it belongs to, its tier and scopes, this hour’s request counter and this month’s briefing quota.',
   ok: HealthResult,
+  okExample: {
+    ok: true,
+    service: 'mirador',
+    version: 'v1',
+    tier: 'pro',
+    key_id: 'key_a1G29cmQO2qb',
+    owner_id: 'acme-corp',
+    scopes: ['read', 'write'],
+    rate_limit: { limit: 1000, used: 1, remaining: 999, reset_at: '2026-05-07T11:00:00.000Z' },
+    quota: { used: 3, quota: 50, unlimited: false },
+    time: '2026-05-07T10:20:30.000Z',
+  } satisfies Static<typeof HealthResult>,
   errors: [rateLimiterUnavailable()],
   handler(deps: HealthDeps) {
     const resetIso = isoTimes()

@@ -60,7 +60,7 @@ export function probeWhileStarting(method: string, path: string): typeof ALIVE |
  * the API and its OpenAPI document, like /docs (README, "Health checks").
  */
 export function probeRoutes(deps: { gate: Gate; health?: ServerHealth }) {
-  const open = { public: true as const, detail: undocumented }
+  const open = { public: true as const, detail: undocumented() }
   return new Elysia({ name: 'probes' })
     .use(deps.gate)
     .get('/livez', () => ALIVE, open)

@@ -46,8 +46,8 @@ export type GateDeps = {
  * routing and the gate: gated routes let Elysia parse no body (`parse: 'none'`, the handler reads it
  * with `readJsonBody`) and declare no Elysia schema (`assertAccessDeclared` refuses one), so no
  * validation can answer before the gate. A HEAD, which Elysia hands to a path's GET route, is
- * refused here with 405 (after the key checks, like every 405 under /api/v1): no operation
- * declares it. Refusals are answered with `status()`, not thrown: they are the common case under
+ * refused here with 405 on an operation (after the key checks, like every 405 under /api/v1): no
+ * operation declares it; a public route answers it (its GET's status and headers, no body). Refusals are answered with `status()`, not thrown: they are the common case under
  * abuse and Elysia's error path costs several times more.
  * `buildApp` refuses to start when a route declares neither macro.
  */
@@ -99,10 +99,8 @@ export function gate(deps: GateDeps) {
         return { caller: admitted }
       },
     }),
-    public: (_: true) => ({
-      detail: { [ACCESS_EXTENSION]: 'public', security: [] },
-      beforeHandle: ({ request, route, set, status }) => (request.method === 'HEAD' ? status(405, errorBody(headRefused(route), set)) : undefined),
-    }),
+    // A public GET (the probes, the docs, `GET /`) answers HEAD as Elysia does: its status and headers, no body.
+    public: (_: true) => ({ detail: { [ACCESS_EXTENSION]: 'public', security: [] } }),
   })
 }
 

@@ -1,4 +1,4 @@
-import type { Static, TObject, TSchema } from '@sinclair/typebox'
+import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox'
 import type { FieldError } from '../shared/errors.ts'
 import { foldCase, inputErrors, invalidInput, type Parsed } from '../shared/input-schema.ts'
 import { checker } from '../shared/validate.ts'
@@ -35,6 +35,58 @@ export type HttpInputs<P extends TObject = TObject<{}>, Q extends TObject = TObj
 
 const INTEGER_TEXT = /^(?:0|[1-9][0-9]*)$/
 const DECIMAL_TEXT = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/
+
+const digits = (low: number, high: number) => (low === high ? String(low) : `[${low}-${high}]`)
+
+/** The numbers from `low` to `high`, written with as many digits as both have (leading zeros inside the number allowed), as a regular expression. */
+function sameWidth(low: string, high: string): string {
+  if (low === high) return low
+  const [first, last, width] = [Number(low[0]), Number(high[0]), low.length - 1]
+  if (width === 0) return digits(first, last)
+  if (first === last) return `${first}(?:${sameWidth(low.slice(1), high.slice(1))})`
+  const [fromZero, toNines] = [/^0*$/.test(low.slice(1)), /^9*$/.test(high.slice(1))]
+  const middle: [number, number] = [fromZero ? first : first + 1, toNines ? last : last - 1]
+  return [
+    ...(fromZero ? [] : [`${first}(?:${sameWidth(low.slice(1), '9'.repeat(width))})`]),
+    ...(middle[0] <= middle[1] ? [`${digits(...middle)}[0-9]${width === 1 ? '' : `{${width}}`}`] : []),
+    ...(toNines ? [] : [`${last}(?:${sameWidth('0'.repeat(width), high.slice(1))})`]),
+  ].join('|')
+}
+
+/** The decimal text (INTEGER_TEXT) of the integers from `min` to `max` (0 ≤ min ≤ max), as a regular expression without anchors. */
+export function integerRangePattern(min: number, max: number): string {
+  const parts: string[] = []
+  for (let width = String(min).length; width <= String(max).length; width++) {
+    const low = Math.max(min, width === 1 ? 0 : 10 ** (width - 1))
+    const high = Math.min(max, 10 ** width - 1)
+    if (low <= high) parts.push(sameWidth(String(low), String(high)))
+  }
+  return parts.join('|')
+}
+
+type Bounded = TSchema & { minimum?: number; maximum?: number; default?: unknown; examples?: unknown[]; description?: string }
+
+/**
+ * The schema of a parameter's text, as the OpenAPI document publishes it: an integer or an amount
+ * becomes text whose pattern admits exactly what `fromText` and the bounds accept (`limit=05`,
+ * `price_min=1e5` are refused by the document as by the server); other schemas are unchanged.
+ */
+export function parameterText(schema: TSchema): TSchema {
+  const { type, minimum = 0, maximum, description, default: fallback, examples } = schema as Bounded
+  if ((type !== 'integer' && type !== 'number') || maximum === undefined || !Number.isInteger(minimum) || !Number.isInteger(maximum) || minimum < 0) return schema
+  const pattern =
+    type === 'integer'
+      ? `^(?:${integerRangePattern(minimum, maximum)})$`
+      : `^(?:(?:${integerRangePattern(minimum, maximum - 1)})(?:\\.[0-9]+)?|${maximum}(?:\\.0+)?)$`
+  const form = type === 'integer' ? 'an integer' : 'an amount'
+  const text = `${form} from ${minimum} to ${maximum}, in decimal digits without sign or leading zeros${type === 'number' ? ' (a fraction allowed: 1999.99)' : ''}`
+  return Type.String({
+    pattern,
+    description: description ? `${description}; ${text}` : text,
+    ...(fallback !== undefined ? { default: String(fallback) } : {}),
+    ...(examples ? { examples: examples.map(String) } : {}),
+  })
+}
 
 /** Query text → the type its schema declares, by the rule above. */
 function fromText(schema: TSchema, text: string): unknown {

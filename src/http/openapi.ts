@@ -4,6 +4,7 @@ import { AppError, ERROR_CATALOGUE, type ErrorCode, httpStatus } from '../shared
 import { wireForm } from '../shared/input-schema.ts'
 import { KEY_REFUSALS } from './authenticate.ts'
 import { payloadTooLarge } from './body.ts'
+import { parameterText } from './inputs.ts'
 import { hostRefused, internalError, methodNotAllowed, rateLimiterUnavailable } from './errors.ts'
 import { ACCESS_EXTENSION, type Access, SECURITY_SCHEME, scopeDenied } from './gate.ts'
 
@@ -29,6 +30,8 @@ export type OperationSpec = {
   body?: { schema: TSchema; description?: string; examples?: Record<string, unknown> }
   /** The 200 body. */
   ok: TSchema
+  /** A 200 body the operation answers (the document's success example; test/docs/openapi.test.ts checks it against `ok`). */
+  okExample: unknown
   /** Headers of the 200 answer besides the ones every answer has: name → description. */
   okHeaders?: Record<string, string>
   /**
@@ -44,8 +47,11 @@ const OPERATION_EXTENSION = 'x-mirador-operation'
 /** A route's `detail`: its operation, for the OpenAPI document. */
 export const operation = (spec: OperationSpec) => ({ [OPERATION_EXTENSION]: spec })
 
-/** Routes that answer for no operation (404/405 fallbacks, the documentation itself). */
-export const undocumented = { hide: true }
+/**
+ * The `detail` of routes that answer for no operation (404/405 fallbacks, the documentation itself):
+ * a new object each time, since Elysia writes the route's macros into the detail it is given.
+ */
+export const undocumented = () => ({ hide: true })
 
 /** The error `attempt` throws, e.g. a real parse of a bad request: an example built by the code that answers it. */
 export function refusalOf(attempt: () => unknown): AppError {
@@ -155,8 +161,9 @@ function parameters(schema: TObject | undefined, where: 'query' | 'path' | 'head
   if (!schema) return []
   const required = new Set(schema.required ?? [])
   return Object.entries(schema.properties).map(([name, property]) => {
-    // The schema keeps its examples (for a value accepted in any letter case: its canonical spellings).
-    const { description, ...rest } = json(property)
+    // The schema keeps its examples (for a value accepted in any letter case: its canonical spellings);
+    // a number in a path or query string is published as the text the server reads (`parameterText`).
+    const { description, ...rest } = json(where === 'header' ? property : parameterText(property))
     const examples = rest.examples
     return {
       name,
@@ -250,7 +257,7 @@ function operationOf(method: string, access: Access, spec: OperationSpec, refere
           ...(method === 'get' ? VALIDATOR_HEADERS : {}),
           ...Object.fromEntries(Object.entries(spec.okHeaders ?? {}).map(([name, description]) => [name, header(description, Type.String())])),
         },
-        content: { 'application/json': { schema: json(spec.ok) } },
+        content: { 'application/json': { schema: json(spec.ok), examples: { success: { value: spec.okExample } } } },
       },
       ...(method === 'get'
         ? { '304': { description: 'not modified: If-None-Match named the current ETag; no body', headers: { ...REQUEST_ID, ...(needsKey ? RATE_LIMIT_HEADERS : {}), ...VALIDATOR_HEADERS } } }
@@ -288,7 +295,8 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
           'Checks run in this order, and the first that fails answers: auth_required → invalid_key → tier_required →',
           'scope_denied → rate_limit → the operation’s own errors. Every error is `{ok: false, error, message}`',
           'with a stable `error` code, and every response carries `X-Request-Id`. A path under /api/v1 that no',
-          'operation here serves answers 404 not_found (after the key checks).',
+          'operation here serves answers 404 not_found (after the key checks); so does a path listed here written',
+          'with a trailing slash (`/api/v1/zones/`): each resource has one URL.',
         ],
         [
           'A path listed here, asked with a method it does not list (HEAD included), answers 405',
@@ -298,9 +306,12 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
         [
           'Query strings: a parameter given more than once is refused (400); unknown parameters are ignored.',
           'Integers are written in decimal digits without sign or leading zeros (`0`, `20`), amounts as decimal',
-          'text (`150000`, `1999.99`). Values whose schema is a pattern of letters in both cases (`country`,',
+          'text (`150000`, `1999.99`; not `1e5`): their schemas are that text, a pattern admitting exactly the values',
+          'the server accepts. Values whose schema is a pattern of letters in both cases (`country`,',
           '`zone`, `operation`, `property_type`, `sort`) are accepted in any letter case and answered in the',
-          'canonical spelling their description lists. Every bad parameter or body field is named at once in `details`.',
+          'canonical spelling their description lists. A zone is named the same way wherever a request names one',
+          '(the path of /zone/{slug}, `zone` of /listings, `zone` of a briefing body): by its name `Zona 3` or its',
+          'slug `zona-3`; answers give both (`zone`, `slug`). Every bad parameter or body field is named at once in `details`.',
         ],
       ]
         .map((paragraph) => paragraph.join(' '))

@@ -8,11 +8,18 @@ export const API_PREFIX = '/api/v1'
 type RouteEntry = { method: string; path: string; hooks?: { detail?: Record<string, unknown> } }
 
 /**
- * The `Allow` of a path: the methods its routes take. HEAD is not among them: the document declares
- * no HEAD operation, and the gate refuses the HEAD that Elysia would answer as a GET (docs/decisions.md).
+ * The `Allow` of a path: the methods its routes take, and HEAD beside the GET of a public route
+ * (the probes, the docs). An operation's HEAD is refused: the document declares no HEAD operation,
+ * and the gate refuses the HEAD that Elysia would answer as a GET (docs/decisions.md).
  */
 export const allowedMethods = (routes: readonly RouteEntry[], path: string): string =>
-  [...new Set(routes.filter((route) => route.path === path && route.method !== 'ALL').map((route) => route.method))].join(', ')
+  [
+    ...new Set(
+      routes
+        .filter((route) => route.path === path && route.method !== 'ALL')
+        .flatMap((route) => (route.method === 'GET' && declaredAccess(route) === 'public' ? ['GET', 'HEAD'] : [route.method])),
+    ),
+  ].join(', ')
 
 /**
  * Answers for requests no route takes, from Elysia's own route table: a known path with another
@@ -32,7 +39,7 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
         throw methodNotAllowed(request.method, allow)
       },
       // A public path tells anyone its methods; elsewhere that takes a key, like every answer under /api/v1.
-      publicPaths.has(path) ? { public: true, detail: undocumented } : { scope: 'key', detail: undocumented },
+      publicPaths.has(path) ? { public: true, detail: undocumented() } : { scope: 'key', detail: undocumented() },
     )
   }
   for (const path of [API_PREFIX, `${API_PREFIX}/*`]) {
@@ -41,7 +48,7 @@ export function answerUnmatched<A extends AnyElysia>(app: A, gate: Gate): A {
       ({ path: requested }) => {
         throw noEndpoint(requested)
       },
-      { scope: 'key', detail: undocumented },
+      { scope: 'key', detail: undocumented() },
     )
   }
   return app.use(unmatched) as A

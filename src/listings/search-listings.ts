@@ -1,3 +1,4 @@
+import { LISTINGS_EXAMPLE } from './examples.ts'
 import { jsonBytes } from '../http/errors.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
@@ -21,6 +22,7 @@ export const searchListings = defineOperation({
     'so pages never overlap. `total` counts every match and `next_offset` is the next page, or null at the end.',
   inputs: listingSearchInputs,
   ok: ListingsResponse,
+  okExample: LISTINGS_EXAMPLE,
   errors: [refusalOf(() => listingSearchOf('?limit=0&sort=cheapest&price_min=500&price_max=100'))],
   handler: (deps: ListingDeps) => async ({ set, query }) => jsonBytes(set, await deps.inventory.searchBytes(listingSearchFrom(query), deps.clock())),
 })

@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox'
 import { httpInputs } from '../http/inputs.ts'
 import { CountryParameter } from '../http/parameters.ts'
 import { OPERATIONS, PROPERTY_TYPES } from '../domain/market/vocabulary.ts'
-import { ZONE_NAME_PATTERN, zoneNumberOfName } from '../domain/market/zone-name.ts'
-import { anyCaseOf, anyCasePrefix, defaulted, expecting, type Parsed } from '../shared/input-schema.ts'
+import { ZoneInput, zoneNumberOfName } from '../domain/market/zone-name.ts'
+import { anyCaseOf, defaulted, expecting, type Parsed } from '../shared/input-schema.ts'
 import { DEFAULT_LIMIT, type ListingSearch, MAX_LIMIT, MAX_OFFSET, SORTS } from '../../projections/listings/search.ts'
 
 /** The largest price filter: far above any price, and its cents stay exact in a double. */
@@ -21,15 +21,7 @@ const Amount = (description: string, examples: number[] = []) =>
  */
 export const ListingSearchQuery = Type.Object({
   country: CountryParameter,
-  zone: Type.Optional(
-    anyCasePrefix(
-      expecting(
-        Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N" with N from 1 and no leading zeros', examples: ['Zona 3'] }),
-        'Expected "Zona N" in any letter case, e.g. Zona 10',
-      ),
-      'Zona',
-    ),
-  ),
+  zone: Type.Optional(ZoneInput),
   operation: Type.Optional(anyCaseOf(OPERATIONS, { description: 'Venta (sale) or Renta (monthly rent)' })),
   property_type: Type.Optional(anyCaseOf(PROPERTY_TYPES, { description: 'property type' })),
   price_min: Type.Optional(Amount('lowest price in USD, inclusive; not above price_max (else 400)', [150000])),

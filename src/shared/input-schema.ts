@@ -10,9 +10,10 @@ import { checker } from './validate.ts'
  * schema is the single description: the parser applies it, its TypeScript type comes from it and the
  * OpenAPI document shows its wire form (`wireForm`).
  *
- * Case folding: a schema marked with `anyCaseOf` or `anyCasePrefix` accepts its values in any
- * letter case (ASCII letters) and the value becomes the canonical spelling before the check; its
- * wire form is a pattern generated from the canonical values, e.g. `^(?:[Gg][Tt]|[Ss][Vv])$`.
+ * Case folding: a schema marked with `anyCaseOf` or `spelledAnyOf` accepts its values in any
+ * letter case (ASCII letters; `spelledAnyOf`: in every spelling its pattern admits) and the value
+ * becomes the canonical spelling before the check; its wire form is that pattern, e.g.
+ * `^(?:[Gg][Tt]|[Ss][Vv])$`.
  */
 
 const ANY_CASE = Symbol.for('mirador.input.anyCase')
@@ -56,11 +57,12 @@ export function anyCaseOf<T extends string>(values: readonly T[], options: Schem
   return marked(schema, { [ANY_CASE]: rule(pattern, (text) => byLowerCase.get(text.toLowerCase()) ?? text, values) })
 }
 
-/** A string whose pattern starts with the word `prefix` (e.g. `Zona N`): the word is accepted in any letter case. */
-export function anyCasePrefix<S extends TString>(schema: S, prefix: string): S {
-  if (!schema.pattern?.startsWith(`^${prefix}`)) throw new Error(`the pattern ${schema.pattern} does not start with ${prefix}`)
-  const pattern = `^${lettersInAnyCase(prefix)}${schema.pattern.slice(prefix.length + 1)}`
-  return marked(schema, { [ANY_CASE]: rule(pattern, (text) => prefix + text.slice(prefix.length)) })
+/**
+ * A string sent in any of the spellings the wire `pattern` accepts, read as the canonical one `fold`
+ * gives before the check (e.g. `zona-3`, `ZONA 3` → `Zona 3`); the document shows `pattern`.
+ */
+export function spelledAnyOf<S extends TString>(schema: S, pattern: string, fold: (text: string) => string): S {
+  return marked(schema, { [ANY_CASE]: rule(pattern, fold) })
 }
 
 /** The message of a bad value, for a schema whose form words say best (e.g. `Expected "Zona N", e.g. Zona 10`). */

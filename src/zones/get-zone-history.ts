@@ -1,8 +1,9 @@
+import { ZONE_HISTORY_EXAMPLE } from './examples.ts'
 import { ZoneHistoryResponse } from '../domain/market/zone-figures.ts'
 import { httpInputs } from '../http/inputs.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
-import { HistoryQuery, SlugParams, type ZoneDeps, zoneNotFound } from './inputs.ts'
+import { HistoryQuery, SlugParams, slugOf, type ZoneDeps, zoneNotFound } from './inputs.ts'
 import { asOfRangeChecks, asOfProblems, instantAsked, zoneHistory } from './point-in-time.ts'
 
 const inputs = httpInputs({ params: SlugParams, query: HistoryQuery, refine: ({ as_of }) => asOfProblems(as_of) })
@@ -20,8 +21,10 @@ export const getZoneHistory = defineOperation({
   inputs,
   checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZoneHistoryResponse,
+  okExample: ZONE_HISTORY_EXAMPLE,
   errors: [refusalOf(() => inputs.read('?months=37', { slug: 'zona-1' })), zoneNotFound('zona-99', 'GT')],
-  handler: (deps: ZoneDeps) => async ({ params: { slug }, query: { country, months, as_of } }) => {
+  handler: (deps: ZoneDeps) => async ({ params, query: { country, months, as_of } }) => {
+    const slug = slugOf(params)
     const at = (await instantAsked(as_of, deps.clock(), deps.zones)) ?? deps.clock()
     const found = await zoneHistory(deps.zones, country, slug, months, at)
     if (!found) throw zoneNotFound(slug, country)

@@ -1,3 +1,4 @@
+import { ZONE_EXAMPLE } from './examples.ts'
 import { zoneNumberOfSlug } from '../domain/market/zone-name.ts'
 import { ZoneDetailResponse } from '../domain/market/zone-figures.ts'
 import { jsonBytes } from '../http/errors.ts'
@@ -6,7 +7,7 @@ import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
 import { ReadyBytes } from '../shared/ready-bytes.ts'
 import { type CountryZoneFacts, zoneDetailAt, zoneFactsChangeAt } from '../domain/market/zone-statistics.ts'
-import { SlugParams, ZoneQuery, type ZoneDeps, zoneNotFound } from './inputs.ts'
+import { SlugParams, slugOf, ZoneQuery, type ZoneDeps, zoneNotFound } from './inputs.ts'
 import { asOfRangeChecks, asOfProblems, instantAsked, zoneAsOf } from './point-in-time.ts'
 
 const inputs = httpInputs({ params: SlugParams, query: ZoneQuery, refine: ({ as_of }) => asOfProblems(as_of) })
@@ -24,15 +25,17 @@ export const getZone = defineOperation({
   inputs,
   checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZoneDetailResponse,
+  okExample: ZONE_EXAMPLE,
   errors: [refusalOf(() => inputs.read('?country=xx', { slug: 'zona-01' })), zoneNotFound('zona-99', 'GT')],
   handler(deps: ZoneDeps) {
     // The zones a country has, serialised once per prepared figures (a 404 is not kept): no bound is needed.
     const ready = new ReadyBytes<CountryZoneFacts>(Number.POSITIVE_INFINITY)
-    return async ({ set, params: { slug }, query: { country, as_of } }) => {
+    return async ({ set, params, query: { country, as_of } }) => {
+      const slug = slugOf(params)
       const now = deps.clock()
       if (as_of === undefined) {
         const facts = await deps.zones.facts(country)
-        // The slug's pattern admits one spelling per zone.
+        // Every spelling of a zone is read as its one name, hence one slug.
         const bytes = ready.get(facts, `${country}/${slug}`, now.getTime(), () => {
           const detail = zoneDetailAt(facts, slug, now)
           return detail && { body: { ok: true as const, ...detail }, until: zoneFactsChangeAt([facts.get(zoneNumberOfSlug(slug)!)!], now.getTime()) }

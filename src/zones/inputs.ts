@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import type { Country } from '../domain/market/vocabulary.ts'
-import { ZONE_SLUG_PATTERN } from '../domain/market/zone-name.ts'
+import { ZoneInput, zoneSlugOfName } from '../domain/market/zone-name.ts'
 import { CountryParameter } from '../http/parameters.ts'
 import type { Gate } from '../http/gate.ts'
 import { echo, fail } from '../shared/errors.ts'
-import { defaulted, expecting } from '../shared/input-schema.ts'
+import { defaulted } from '../shared/input-schema.ts'
 import type { Clock } from '../shared/random.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { AsOfParameter, type ZoneAnswers } from './point-in-time.ts'
@@ -26,12 +26,9 @@ export const HistoryQuery = Type.Object({
   as_of: AsOfParameter,
 })
 
-export const SlugParams = Type.Object({
-  slug: expecting(
-    Type.String({ pattern: ZONE_SLUG_PATTERN, description: 'zone, form zona-N (lower case, N from 1, no leading zeros)', examples: ['zona-3'] }),
-    'Expected zona-N, e.g. zona-10',
-  ),
-})
+/** The zone of the path: its slug or its name (`ZoneInput`), read as its name; `slugOf` gives its slug. */
+export const SlugParams = Type.Object({ slug: ZoneInput })
+export const slugOf = (params: { slug: string }) => zoneSlugOfName(params.slug)
 
 /** The 404 of a zone the country does not have. */
 export const zoneNotFound = (slug: string, country: Country) => fail.notFound(`no zone ${echo(slug)} in ${country}`)

@@ -1,3 +1,4 @@
+import { ZONES_EXAMPLE } from './examples.ts'
 import { ZonesResponse } from '../domain/market/zone-figures.ts'
 import { jsonBytes } from '../http/errors.ts'
 import { httpInputs } from '../http/inputs.ts'
@@ -27,6 +28,7 @@ export const listZones = defineOperation({
   inputs,
   checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZonesResponse,
+  okExample: ZONES_EXAMPLE,
   errors: [refusalOf(() => inputs.read('?country=MX')), refusalOf(() => inputs.read('?as_of=2026-02-30T00:00:00Z'))],
   handler(deps: ZoneDeps) {
     // A country's list at the request time, serialised once per prepared figures (not for as_of: any

@@ -4,6 +4,7 @@ import { BriefingReadModel } from '../../projections/briefings/read-model.ts'
 import { briefingRoutes } from '../../src/briefings/routes.ts'
 import { briefingService } from '../../src/briefings/service.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
+import { ZONE_INPUT_PATTERN } from '../../src/domain/market/zone-name.ts'
 import { gate } from '../../src/http/gate.ts'
 import { errorPlugin } from '../../src/http/errors.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
@@ -83,7 +84,7 @@ for (const target of databaseTargets('briefing routes')) {
         expect(persona.confidence_levels).toEqual(['low', 'medium', 'high'])
         const schema = persona.input_schema as { type: string; required: string[]; additionalProperties: boolean; properties: Record<string, Json> }
         expect(schema).toMatchObject({ type: 'object', required: ['zone', 'profile'], additionalProperties: false })
-        expect(schema.properties.zone).toMatchObject({ type: 'string', pattern: '^Zona [1-9][0-9]*$' })
+        expect(schema.properties.zone).toMatchObject({ type: 'string', pattern: ZONE_INPUT_PATTERN })
         expect(schema.properties.country).toMatchObject({ default: 'GT' })
         expect(schema.properties.language).toMatchObject({ default: 'es' })
         expect((schema.properties.language!.anyOf as Json[]).map((o) => o.const)).toEqual(['es', 'en', 'pt'])

@@ -65,6 +65,10 @@ describe('listing search parameters, read by their schema', () => {
     })
   })
 
+  it('reads a zone by its name or its slug, in any letter case, as the zone number', () => {
+    for (const zone of ['Zona 3', 'zona 3', 'zona-3', 'ZONA-3', 'Zona-3']) expect(listingSearchOf({ zone }), zone).toMatchObject({ zone: 3 })
+  })
+
   it('reads a request URL: the query after the first "?", "+" as a space, percent-encoding, up to a "#"', () => {
     expect(listingSearchOf('http://localhost/api/v1/listings?zone=Zona+10&country=%70a&limit=5#limit=7')).toMatchObject({ zone: 10, country: 'PA', limit: 5 })
     expect(listingSearchOf('http://localhost/api/v1/listings?&&unknown=1&limit=3&')).toMatchObject({ limit: 3 })
@@ -95,7 +99,10 @@ describe('listing search parameters, read by their schema', () => {
     [{ operation: ' venta' }, ['operation']],
     [{ property_type: 'Chalet' }, ['property_type']],
     [{ sort: 'oldest' }, ['sort']],
-    [{ zone: 'zona-3' }, ['zone']],
+    [{ zone: 'zona_3' }, ['zone']],
+    [{ zone: 'zona3' }, ['zone']],
+    [{ zone: 'zona-03' }, ['zone']],
+    [{ zone: 'zona--3' }, ['zone']],
     [{ zone: 'Zona 0' }, ['zone']],
     [{ zone: 'Zona 03' }, ['zone']],
     [{ zone: 'Zona  3' }, ['zone']],
@@ -116,7 +123,7 @@ describe('listing search parameters, read by their schema', () => {
   it('says what each parameter expects, without patterns', () => {
     expect(refusalOf({ country: 'MX', zone: 'Z3', operation: 'x', limit: '0', price_min: 'x', price_max: '1' })).toEqual([
       { field: 'country', message: 'Expected one of: GT, SV, HN, CR, BZ, DO, PA, BR (any letter case)' },
-      { field: 'zone', message: 'Expected "Zona N" in any letter case, e.g. Zona 10' },
+      { field: 'zone', message: 'Expected "Zona N" or zona-N, e.g. Zona 10 or zona-10' },
       { field: 'operation', message: 'Expected one of: Venta, Renta (any letter case)' },
       { field: 'price_min', message: 'Expected an amount from 0 to 1000000000000 in decimal digits, e.g. 150000 or 1999.99' },
       { field: 'limit', message: 'Expected an integer from 1 to 200' },

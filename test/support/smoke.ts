@@ -128,6 +128,18 @@ export function smokeSuite(runtime: Runtime) {
       expect(personas.body.personas.map((p: Json) => p.id)).toContain('investor')
     })
 
+    test(`${name}: HEAD of the probes and the docs is their GET without a body; a trailing slash is 404`, async () => {
+      for (const path of ['/livez', '/readyz', '/docs']) {
+        const head = await fetch(`${server!.url}${path}`, { method: 'HEAD' })
+        expect(head.status, path).toBe(200)
+        expect(await head.text(), path).toBe('')
+        expect(Number(head.headers.get('content-length')), path).toBeGreaterThan(0)
+        const slashed = await fetch(`${server!.url}${path}/`)
+        expect(slashed.status, `${path}/`).toBe(404)
+        expect(await slashed.json(), `${path}/`).toMatchObject({ ok: false, error: 'not_found' })
+      }
+    })
+
     test(`${name}: a briefing by the OpenAI writer, replayed under its Idempotency-Key`, async () => {
       fake.script(answer(good))
       const first = await briefing()

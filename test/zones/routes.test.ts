@@ -111,7 +111,8 @@ for (const target of databaseTargets('zone endpoints')) {
       ['/zone/zona-1/history?months=37', ['months']],
       ['/zone/zona-1/history?months=1.5&as_of=x', ['months', 'as_of']],
       ['/zones?country=MX', ['country']],
-      ['/zone/Zona-1', ['slug']],
+      ['/zone/Zona_1', ['slug']],
+      ['/zone/zona%201x', ['slug']],
       ['/zone/zona-01', ['slug']],
       ['/zone/zona-0?country=xx', ['slug', 'country']],
       // Out of the market's range and another bad parameter: both named at once (the range is checked

@@ -36,7 +36,9 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
 export const DEFAULT_LEASE_MS = 60_000
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
 /** 1 to 255 visible ASCII characters: UUIDs, ULIDs, hashes, "order-42/attempt-1"; no spaces. */
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
+/** An Idempotency-Key: 1 to 255 visible ASCII characters (the header's schema in the OpenAPI document too). */
+export const IDEMPOTENCY_KEY_PATTERN = '^[!-~]{1,255}$'
+const KEY_PATTERN = new RegExp(IDEMPOTENCY_KEY_PATTERN)
 
 export const IDEMPOTENCY_CATEGORY = 'idempotency'
 export const REPLAY_CATEGORY = 'replay'

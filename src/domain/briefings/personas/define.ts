@@ -1,9 +1,9 @@
 import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox'
-import { anyCaseOf, expecting, parseInput } from '../../../shared/input-schema.ts'
+import { anyCaseOf, parseInput } from '../../../shared/input-schema.ts'
 import { type Assessment, type Language, LANGUAGES } from '../analysis.ts'
 import type { ZoneFacts } from '../facts.ts'
 import { COUNTRIES, type Country, PROPERTY_TYPES } from '../../market/vocabulary.ts'
-import { ZONE_NAME_PATTERN } from '../../market/zone-name.ts'
+import { ZoneInput } from '../../market/zone-name.ts'
 
 export const PERSONA_IDS = ['investor', 'homebuyer', 'landlord', 'developer', 'broker'] as const
 export type PersonaId = (typeof PERSONA_IDS)[number]
@@ -21,10 +21,7 @@ export const UsdAmount = (description: string) => Type.Number({ exclusiveMinimum
 function personaSchema<P extends string, X extends TProperties>(profiles: readonly P[], extra: X) {
   return Type.Object(
     {
-      zone: expecting(
-        Type.String({ pattern: ZONE_NAME_PATTERN, description: 'zone, form "Zona N"', examples: ['Zona 10'] }),
-        'Expected "Zona N", e.g. Zona 10',
-      ),
+      zone: ZoneInput,
       profile: oneOf(profiles, { description: 'who the briefing is for' }),
       // Accepted in any letter case, as in query strings (`?country=gt`).
       country: Type.Optional(anyCaseOf(COUNTRIES, { description: 'country code', default: 'GT' })),

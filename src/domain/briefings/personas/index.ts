@@ -6,6 +6,7 @@ import { developer } from './developer.ts'
 import { homebuyer } from './homebuyer.ts'
 import { investor } from './investor.ts'
 import { landlord } from './landlord.ts'
+import { wireForm } from '../../../shared/input-schema.ts'
 
 export type { BriefingInput, Persona, PersonaId } from './define.ts'
 export { PERSONA_IDS } from './define.ts'
@@ -31,13 +32,14 @@ export const PersonaCatalogue = Type.Object({
 })
 export type PersonaCatalogue = Static<typeof PersonaCatalogue>
 
-/** The GET /briefings/personas body. TypeBox schemas are JSON Schema; the JSON round trip drops TypeBox's symbols. */
+/** The GET /briefings/personas body. TypeBox schemas are JSON Schema in their wire form; the JSON round trip drops TypeBox's symbols. */
 export function personaCatalogue(): PersonaCatalogue {
   const personas = Object.values(PERSONAS).map((p) => ({
     id: p.id,
     name: p.name,
     description: p.description,
-    input_schema: JSON.parse(JSON.stringify(p.schema)) as Record<string, unknown>,
+    // As sent: every spelling accepted (`zona-3`, `gt`), the schema of the OpenAPI document's request body.
+    input_schema: JSON.parse(JSON.stringify(wireForm(p.schema))) as Record<string, unknown>,
     verdicts: [...p.verdicts],
     confidence_levels: [...CONFIDENCE_LEVELS],
   }))
