@@ -37,10 +37,12 @@ const PAGE = `<!doctype html>
  * shows the example and the default, and the empty input shows them as its placeholder
  * (`placeholders`). Required parameters keep their example: a request cannot go without them.
  */
-const START = `const withoutPrefill = (param) =>
-  param && param.delete
-    ? param.delete('example').delete('examples').delete('default').update('schema', (s) => (s && s.delete ? s.delete('example').delete('default') : s))
-    : param
+const START = `const withoutPrefill = (param) => {
+  if (!param || !param.remove) return param
+  const schema = param.get('schema')
+  const bare = param.remove('example').remove('examples').remove('default')
+  return schema && schema.remove ? bare.set('schema', schema.remove('example').remove('default')) : bare
+}
 const emptyOptionalInputs = (Original, system) => (props) => {
   if (!props.rawParam || props.rawParam.get('required') === true) return system.React.createElement(Original, props)
   const specSelectors = Object.create(props.specSelectors, {
