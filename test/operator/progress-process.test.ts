@@ -66,12 +66,16 @@ describe('progress and Ctrl-C on a terminal, through the server', () => {
     stopped.type('\x03')
     expect(await stopped.exited, stopped.output()).toBe(130)
     expect(stopped.output()).toContain('interrupted: the rebuild goes on in the server (Ctrl-C does not cancel it); follow it with `projections status`')
+    // The build the CLI left went on to the end: the newest generation of listings is the live one.
     await eventually(
       'the rebuild went live',
       async () => {
         const status = await server.cli('projections', 'status', '--json')
-        const { generations } = JSON.parse(status.stdout) as { generations: { projection: string; state: string }[] }
-        return !generations.some((g) => g.projection === 'listings' && g.state === 'building')
+        const { generations } = JSON.parse(status.stdout) as { generations: { projection: string; generation: string; state: string }[] }
+        const listings = generations.filter((g) => g.projection === 'listings')
+        const minor = (g: { generation: string }) => Number(g.generation.split('.')[1])
+        const newest = listings.reduce((a, b) => (minor(b) > minor(a) ? b : a))
+        return minor(newest) === 3 && newest.state === 'live'
       },
       120_000,
     )
