@@ -16,6 +16,7 @@ export const PROCESS_SPECS = [
   'test/operator/cli-typos.test.ts',
   'test/operator/feed-line-limit.test.ts',
   'test/operator/ingest-server.test.ts',
+  'test/operator/progress-process.test.ts',
   'test/security/gate.test.ts',
   'test/security/hardening.test.ts',
   'test/docs/openapi.test.ts',

@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from './config.ts'
 import { type CliRequest, commandLine, UsageError } from './operator/cli-args.ts'
 import { report, runCommandLine } from './operator/cli-run.ts'
 import { stderrLine } from './operator/stderr.ts'
+import type { CommandPlace } from './operator/command.ts'
 import { operatorCommands, runOperatorCommand } from './operator/commands.ts'
 import { type OperatorLine, type Outcome, type Send, errorLine } from './operator/outcome.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
@@ -28,6 +29,8 @@ type Session = {
   close(): Promise<void>
   /** Which store, for the operator: `pglite /srv/data via the server's socket`. */
   store: string
+  /** Where store commands run: in the server, or in this process. */
+  where: CommandPlace
 }
 
 async function socketCall(socket: string, name: string, args: unknown, progress: Progress): Promise<Outcome | undefined> {
@@ -64,6 +67,7 @@ async function socketSession(socket: string, store: string): Promise<Session | u
   if (!probe) return undefined
   return {
     store,
+    where: 'server',
     run: async (name, args, progress) =>
       (await socketCall(socket, name, args, progress)) ?? { ok: false, error: 'service_unavailable', message: 'the server stopped answering' },
     close: async () => {},
@@ -76,6 +80,7 @@ async function localSession(config: Config, store: string): Promise<Session> {
     const storage = await openStorage(config)
     return {
       store,
+      where: 'here',
       async run(name, args, progress) {
         try {
           return { ok: true, result: await runOperatorCommand({ ...storage, clock: systemClock, random: cryptoRandom, progress }, name, args) }
@@ -178,7 +183,7 @@ async function main(): Promise<number> {
   // Not with --json, whose stderr carries only the JSON error.
   if (!request.json) stderrLine(`store: ${session.store}`)
   try {
-    return await runCommandLine(request, session.run)
+    return await runCommandLine(request, session.run, session.where)
   } finally {
     await session.close()
   }

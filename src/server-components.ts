@@ -136,7 +136,7 @@ async function seedDemoIfEmpty({ config, log, storage }: ServerGiven & { storage
   const summary = await seedDemo(
     storage.store,
     { seed: DEMO_DEFAULTS.seed, listings: config.demoListings ?? DEMO_DEFAULTS.listings, anchor: demoAnchor(systemClock()) },
-    (done, total) => bar.progress({ label: 'demo seed', done, total }),
+    (done, total) => bar.progress({ label: 'demo seed', done, total, unit: 'lines' }),
   )
   bar.done()
   log.info('demo_seeded', { ...summary, seconds: (Date.now() - seeding) / 1000 })

@@ -77,6 +77,9 @@ export class ApplyEngine {
       if (options.build && !options.build.lock.held()) throw new Error(`lost the build lock of ${projection.name} (another process took it over)`)
       applied += await this.applyBatch(projection, generation, events, options.build !== undefined)
       options.progress?.(projection.name, position, Math.max(head, position))
+      // A build on PGlite runs in the server's thread: between batches, what waits gets its turn (the
+      // operator's progress lines on the socket, requests to the API), not only when the build ends.
+      if (options.build || options.progress) await new Promise((resolve) => setTimeout(resolve, 0))
     }
   }
 

@@ -31,14 +31,42 @@ const PAGE = `<!doctype html>
 /**
  * Points Swagger UI at this server's document; no validator badge (it would call validator.swagger.io).
  * "Try it out" is off until the reader turns it on for an operation: the page is for reading first.
+ * The key given to "Authorize" is kept in the browser's localStorage (persistAuthorization) and is
+ * still there after a reload. An optional parameter starts empty when tried out: Swagger UI would
+ * fill in its example or default (an April `as_of`, five filters of /listings), so the rows get a
+ * view of the parameter without them to start from (`emptyOptionalInputs`); the read view still
+ * shows the example and the default, and the empty input shows them as its placeholder
+ * (`placeholders`). Required parameters keep their example: a request cannot go without them.
  */
-const START = `window.ui = SwaggerUIBundle({
+const START = `const withoutPrefill = (param) => {
+  if (!param || !param.remove) return param
+  const schema = param.get('schema')
+  const bare = param.remove('example').remove('examples').remove('default')
+  return schema && schema.remove ? bare.set('schema', schema.remove('example').remove('default')) : bare
+}
+const emptyOptionalInputs = (Original, system) => (props) => {
+  if (!props.rawParam || props.rawParam.get('required') === true) return system.React.createElement(Original, props)
+  const specSelectors = Object.create(props.specSelectors, {
+    parameterWithMetaByIdentity: { value: (...args) => withoutPrefill(props.specSelectors.parameterWithMetaByIdentity(...args)) },
+  })
+  return system.React.createElement(Original, { ...props, specSelectors })
+}
+const placeholders = (Original, system) => (props) => {
+  const schema = props.schema && props.schema.get ? props.schema : null
+  const example = schema && schema.get('examples') && schema.get('examples').first ? schema.get('examples').first() : undefined
+  const fallback = schema ? schema.get('default') : undefined
+  const hint = [example !== undefined ? 'e.g. ' + example : null, fallback !== undefined ? 'default ' + fallback : null].filter(Boolean).join(', ')
+  return system.React.createElement(Original, hint && !props.value ? { ...props, description: props.description + ' (' + hint + ')' } : props)
+}
+window.ui = SwaggerUIBundle({
   url: '/api/v1/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
   tryItOutEnabled: false,
   displayRequestDuration: true,
+  persistAuthorization: true,
+  plugins: [() => ({ wrapComponents: { parameterRow: emptyOptionalInputs, JsonSchema_string: placeholders } })],
 })
 `
 

@@ -61,7 +61,17 @@ export type CommandLineFace = {
   partlyRefused?(result: never): boolean
   /** Where the result goes: stderr when stdout carries the command's data. */
   resultStream?(args: never): 'stdout' | 'stderr'
+  /** A client flow stopped early by Ctrl-C and says so in its result (exit code 130). */
+  interrupted?(result: never): boolean
+  /**
+   * What Ctrl-C on a store command leaves behind, said as the CLI exits: where the server runs it,
+   * the command goes on there (`server`); in the CLI's own process (`here`), it stops.
+   */
+  onCtrlC?(args: never, where: CommandPlace): string
 }
+
+/** Where a store command runs: in the server (the CLI sent it over the socket), or in the CLI's process. */
+export type CommandPlace = 'server' | 'here'
 
 export type OperatorCommand =
   /** Runs where the store is; without `cli` only the CLI's own flows send it. */
@@ -69,8 +79,8 @@ export type OperatorCommand =
   /** Runs in the CLI (it reads or writes a local file) and sends store commands as it goes. */
   | { kind: 'client'; name: string; args: TObject; flow(send: Send, args: never, terminal: Terminal): Promise<Outcome>; cli: CommandLineFace }
 
-/** The terminal a client flow reports to: the progress bar, and lines on stderr. */
-export type Terminal = { progress: Progress; warn(line: string): void }
+/** The terminal a client flow reports to: the progress bar, lines on stderr, and Ctrl-C (the flow stops early and says so). */
+export type Terminal = { progress: Progress; warn(line: string): void; interrupted: AbortSignal }
 
 type Face<P extends Params, R> = {
   summary: string
@@ -79,19 +89,23 @@ type Face<P extends Params, R> = {
   output(result: R): string
   partlyRefused?(result: R): boolean
   resultStream?(args: ArgsOf<P>): 'stdout' | 'stderr'
+  interrupted?(result: R): boolean
+  onCtrlC?(args: ArgsOf<P>, where: CommandPlace): string
 }
 
 const schemaOf = <P extends Params>(params: P) =>
   Type.Object(Object.fromEntries(Object.entries(params).map(([name, p]) => [name, p.schema]))) as TObject<{ [K in keyof P]: P[K]['schema'] }>
 
 /** What the help and the output need of a declaration (its result and arguments typed only there). */
-const faceOf = <P extends Params, R>({ summary, params, notes, output, partlyRefused, resultStream }: Face<P, R>): CommandLineFace => ({
+const faceOf = <P extends Params, R>({ summary, params, notes, output, partlyRefused, resultStream, interrupted, onCtrlC }: Face<P, R>): CommandLineFace => ({
   summary,
   params,
   notes,
   output,
   partlyRefused,
   resultStream,
+  interrupted,
+  onCtrlC,
 })
 
 /** An operator command on the command line that runs where the store is. */

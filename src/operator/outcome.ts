@@ -1,9 +1,9 @@
-import type { Progress } from '../runtime/progress.ts'
+import type { Progress, ProgressUpdate } from '../runtime/progress.ts'
 import { isAppError } from '../shared/errors.ts'
 
 /** One line of the NDJSON answer to an operator request: progress updates, then exactly one result. */
 export type OperatorLine =
-  | { progress: { label: string; done: number; total: number; unit?: string } }
+  | { progress: ProgressUpdate }
   | { ok: true; result: unknown }
   | { ok: false; error: string; message: string; details?: unknown }
 

@@ -46,22 +46,34 @@ export function operatorHandler(context: (progress: Progress) => OperatorContext
       return Response.json(errorLine(fail.invalidRequest('the body must be JSON {name, args}')), { status: 400 })
     }
     const encoder = new TextEncoder()
+    // The CLI may go away (Ctrl-C) while the command runs: the command goes on (a rebuild finishes;
+    // `projections status` follows it), what it would still say is dropped.
+    let gone = false
     const stream = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        const send = (line: OperatorLine) => controller.enqueue(encoder.encode(`${JSON.stringify(line)}\n`))
+      start(controller) {
+        const send = (line: OperatorLine) => {
+          if (!gone) controller.enqueue(encoder.encode(`${JSON.stringify(line)}\n`))
+        }
         let last = 0
         const progress: Progress = (update) => {
           const now = Date.now()
-          if (now - last < 100 && update.done < update.total) return
+          if (now - last < 100 && update.done !== update.total) return
           last = now
           send({ progress: update })
         }
-        try {
-          send({ ok: true, result: await runOperatorCommand(context(progress), String(body.name), body.args ?? {}) })
-        } catch (error) {
-          send(errorLine(error))
-        }
-        controller.close()
+        // Not awaited: Bun sends nothing of the stream before `start` returns, so progress lines
+        // awaited here would all arrive with the result.
+        void (async () => {
+          try {
+            send({ ok: true, result: await runOperatorCommand(context(progress), String(body.name), body.args ?? {}) })
+          } catch (error) {
+            send(errorLine(error))
+          }
+          if (!gone) controller.close()
+        })()
+      },
+      cancel() {
+        gone = true
       },
     })
     return new Response(stream, { headers: { 'content-type': 'application/x-ndjson' } })

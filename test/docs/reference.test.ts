@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { eventually } from '../support/eventually.ts'
 import { OPERATIONS } from '../support/operations.ts'
@@ -87,6 +87,55 @@ describe('the API as its users meet it: the reference page and a typed client, o
 
       await page.screenshot({ path: join(tmpdir(), 'mirador-docs.png'), fullPage: true })
       expect(problems).toEqual([])
+    })
+
+    /** Opens an operation of /docs, turns "Try it out" on, clicks Execute and returns the request the page sent. */
+    const tryOut = async (page: Page, id: string) => {
+      const operation = page.locator(`#operations-Market-${id}`)
+      await operation.locator('.opblock-summary').click()
+      await operation.locator('button.try-out__btn').click()
+      const sent = page.waitForRequest((request) => request.url().startsWith(`${server.url}/api/v1/`))
+      await operation.locator('button.execute').click()
+      return { operation, request: await sent }
+    }
+
+    test('optional parameters start empty when tried out: Execute on /zones and /listings sends no example or default', async () => {
+      const page = await browser.newPage()
+      await page.goto(`${server.url}/docs`)
+      const zones = page.locator('#operations-Market-listZones')
+      await zones.locator('.opblock-summary').click()
+      // Read first: the example and the default stay in view.
+      await expect.poll(() => zones.locator('.parameters-col_description').allInnerTexts()).toEqual(
+        expect.arrayContaining([expect.stringContaining('Example : 2026-04-01T00:00:00Z'), expect.stringContaining('Default value : GT')]),
+      )
+      await zones.locator('.opblock-summary').click()
+      const tried = await tryOut(page, 'listZones')
+      expect(new URL(tried.request.url()).search).toBe('')
+      const asOf = tried.operation.locator('tr[data-param-name="as_of"] input')
+      expect(await asOf.inputValue()).toBe('')
+      expect(await asOf.getAttribute('placeholder')).toContain('2026-04-01T00:00:00Z')
+      const listings = await tryOut(page, 'searchListings')
+      expect(new URL(listings.request.url()).search).toBe('')
+      // A value typed in is sent.
+      await asOf.fill('2026-05-01T00:00:00Z')
+      const again = page.waitForRequest((request) => request.url().startsWith(`${server.url}/api/v1/zones`))
+      await tried.operation.locator('button.execute').click()
+      expect(new URL((await again).url()).searchParams.get('as_of')).toBe('2026-05-01T00:00:00Z')
+    })
+
+    test('the key given to "Authorize" is still there after a reload, and Execute sends it', async () => {
+      const context = await browser.newContext()
+      const page = await context.newPage()
+      await page.goto(`${server.url}/docs`)
+      await page.locator('button.authorize').first().click()
+      await page.locator('.modal-ux input').first().fill(key)
+      await page.locator('.modal-ux button.authorize').click()
+      await page.locator('.modal-ux button.btn-done').click()
+      await page.reload()
+      await page.locator('#operations-Market-listZones').waitFor()
+      const { request } = await tryOut(page, 'listZones')
+      expect(request.headers().authorization).toBe(`Bearer ${key}`)
+      await context.close()
     })
 
     test('a briefing tried out starts with an empty Idempotency-Key: trying it twice with another zone is never a 409', async () => {

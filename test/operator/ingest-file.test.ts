@@ -50,7 +50,7 @@ describe('ingest FILE on a store the CLI opened itself', () => {
         return errorLine(error)
       }
     }
-    const outcome = await command.flow(send, { file } as never, { progress: () => {}, warn: (line) => stderr.push(line) })
+    const outcome = await command.flow(send, { file } as never, { progress: () => {}, warn: (line) => stderr.push(line), interrupted: new AbortController().signal })
     return { outcome, stderr }
   }
   const typesOf = async (sourceId: string) => (await store.readStream(listingStream('broker', sourceId))).map((e) => e.type)

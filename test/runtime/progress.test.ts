@@ -15,24 +15,24 @@ describe('progress on a terminal', () => {
     bar.progress({ label: 'rebuild listings', done: 0, total: 100_000, unit: 'events' })
     clock.now = 2000
     bar.progress({ label: 'rebuild listings', done: 25_000, total: 100_000, unit: 'events' })
-    expect(written.at(-1)).toBe('\rrebuild listings [########......................]  25% 25000/100000 12,500 events/s, ETA 6 s\x1b[K')
+    expect(written.at(-1)).toBe('\rrebuild listings [########......................]  25% 25000/100000 events, 12,500 events/s, 6 s left\x1b[K')
     clock.now = 10_000
     bar.progress({ label: 'rebuild listings', done: 100_000, total: 100_000, unit: 'events' })
-    expect(written.at(-1)).toContain('100% 100000/100000 10,000 events/s\x1b[K')
+    expect(written.at(-1)).toContain('100% 100000/100000 events, 10,000 events/s\x1b[K')
     bar.done()
     expect(written.at(-1)).toBe('\n')
   })
 
-  test('a new label starts its own rate; without a unit, no rate', () => {
+  test('a new label starts its own rate; no rate before half a second', () => {
     const { bar, written, clock } = fakeTerminal(true)
     bar.progress({ label: 'rebuild owners', done: 10, total: 10, unit: 'events' })
     clock.now = 5000
     bar.progress({ label: 'rebuild listings', done: 0, total: 600_000, unit: 'events' })
     clock.now = 65_000
     bar.progress({ label: 'rebuild listings', done: 6000, total: 600_000, unit: 'events' })
-    expect(written.at(-1)).toContain('100 events/s, ETA 1 h 39 min')
-    bar.progress({ label: 'ingest', done: 5, total: 10 })
-    expect(written.at(-1)).toMatch(/50% 5\/10\x1b\[K$/)
+    expect(written.at(-1)).toContain('100 events/s, 1 h 39 min left')
+    bar.progress({ label: 'ingest', done: 5, total: 10, unit: 'lines' })
+    expect(written.at(-1)).toMatch(/50% 5\/10 lines\x1b\[K$/)
   })
 
   test('nothing at all when the output is not a terminal (the command prints its summary line)', () => {

@@ -48,7 +48,7 @@ if (mode === 'catch-up') {
       }
     },
     mode!.slice('ingest='.length),
-    ({ done, total }) => say(`progress ingest ${done} ${total}`),
+    { progress: ({ done, total }) => say(`progress ingest ${done} ${total}`), interrupted: new AbortController().signal },
     () => {},
   )
   say(`ingested ${JSON.stringify(outcome)}`)

@@ -53,7 +53,7 @@ export function initialisedDataDir(prefix = 'mirador-'): string {
  * The child's environment: this process's, minus the store and limiter settings that the test runner
  * itself was given (a server meant to run embedded must not silently pick up CI's DATABASE_URL).
  */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const inherited = { ...process.env }
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'OPENAI_API_KEY', 'OPENAI_BASE_URL']) delete inherited[name]
   return { ...inherited, ...env }

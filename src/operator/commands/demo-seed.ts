@@ -23,7 +23,7 @@ export const demoSeed = storeCommand({
     const anchor = a.anchor ? new Date(`${a.anchor}T00:00:00.000Z`) : demoAnchor(ctx.clock())
     if (Number.isNaN(anchor.getTime())) throw fail.invalidRequest(`anchor must be a date YYYY-MM-DD, got ${a.anchor}`)
     const options = { seed: a.seed ?? DEMO_DEFAULTS.seed, listings: a.listings ?? DEMO_DEFAULTS.listings, anchor }
-    const summary = await seedDemo(ctx.store, options, (done, total) => ctx.progress({ label: 'demo seed', done, total }))
+    const summary = await seedDemo(ctx.store, options, (done, total) => ctx.progress({ label: 'demo seed', done, total, unit: 'lines' }))
     return { ...summary, seed: options.seed, anchor: anchor.toISOString().slice(0, 10), seconds: (Date.now() - started) / 1000 }
   },
   output: (r) =>

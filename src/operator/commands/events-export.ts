@@ -53,7 +53,7 @@ export async function exportEventsThrough(send: Send, path: string | undefined, 
       await Promise.race([write(out, page.events.map((e) => `${eventLine(e)}\n`).join('')), failed])
       events += page.events.length
       after = page.events.at(-1)!.position
-      progress({ label: `export ${events} events`, done: after, total: Math.max(after, page.head) })
+      progress({ label: 'export', done: after, total: Math.max(after, page.head), unit: 'events' })
     }
     await Promise.race([write(out, `${trailerLine(events)}\n`), failed])
     if (partial) {

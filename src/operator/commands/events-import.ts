@@ -29,8 +29,8 @@ async function lastLine(path: string, size: number): Promise<string> {
   }
 }
 
-/** The file's size, once it is known to end with the line that closes an export; else the refusal. */
-async function sizeOfWholeExport(path: string): Promise<{ size: number } | { refused: Outcome }> {
+/** The file's size and the number of events its closing line names, once it is known to end with that line; else the refusal. */
+async function sizeOfWholeExport(path: string): Promise<{ size: number; events: number } | { refused: Outcome }> {
   let size: number
   try {
     size = await sizeOfFileToRead(path)
@@ -38,11 +38,12 @@ async function sizeOfWholeExport(path: string): Promise<{ size: number } | { ref
     return { refused: errorLine(error) }
   }
   try {
-    if (parseLine(await lastLine(path, size), 0).kind !== 'end') throw new Error()
+    const last = parseLine(await lastLine(path, size), 0)
+    if (last.kind !== 'end') throw new Error()
+    return { size, events: last.events }
   } catch {
     return { refused: errorLine(invalidRequest(`${path} does not end with the line that closes an events export: truncated, or not an export; nothing imported`)) }
   }
-  return { size }
 }
 
 /** What was sent so far: events read, imported, found present; `after`: the store's position after the last batch. */
@@ -80,18 +81,16 @@ function importBatches(send: Send) {
  * Reads the export line by line (header first, then events, then the closing line, nothing blank)
  * and sends its events in batches; the number of events the closing line names, or the refusal.
  */
-async function sendExport(path: string, size: number, batches: ReturnType<typeof importBatches>, progress: Progress): Promise<{ ended: number | null } | { refused: Outcome }> {
+async function sendExport(path: string, expected: number, batches: ReturnType<typeof importBatches>, progress: Progress): Promise<{ ended: number | null } | { refused: Outcome }> {
   const input = createReadStream(path, { encoding: 'utf8' })
   const lines = createInterface({ input, crlfDelay: Infinity })
   const refused = (message: string) => ({ refused: errorLine(invalidRequest(message)) })
   let lineNo = 0
-  let bytes = 0
   let ended: number | null = null
-  const flushed = () => batches.flush(() => progress({ label: `import ${batches.totals.events} events`, done: bytes, total: size }))
+  const flushed = () => batches.flush(() => progress({ label: 'import', done: batches.totals.events, total: expected, unit: 'events' }))
   try {
     for await (const text of lines) {
       lineNo += 1
-      bytes += Buffer.byteLength(text) + 1
       if (text.trim() === '') return refused(`line ${lineNo}: a blank line`)
       if (ended !== null) return refused(`line ${lineNo}: nothing may follow the last line`)
       const line = parseLine(text, lineNo)
@@ -124,10 +123,9 @@ async function sendExport(path: string, size: number, batches: ReturnType<typeof
 export async function importEventsThrough(send: Send, path: string, progress: Progress): Promise<Outcome> {
   const whole = await sizeOfWholeExport(path)
   if ('refused' in whole) return whole.refused
-  const { size } = whole
   const started = Date.now()
   const batches = importBatches(send)
-  const sent = await sendExport(path, size, batches, progress)
+  const sent = await sendExport(path, whole.events, batches, progress)
   if ('refused' in sent) return sent.refused
   const { events, imported, present, after } = batches.totals
   if (sent.ended === null || sent.ended !== events) {
@@ -139,7 +137,7 @@ export async function importEventsThrough(send: Send, path: string, progress: Pr
   if ((beyond.result as { events: RecordedEvent[] }).events.length > 0) {
     return errorLine(fail.conflict(`the store holds events after the last one of ${path}: it is not a copy of this file`))
   }
-  progress({ label: `import ${events} events`, done: size, total: size })
+  progress({ label: 'import', done: events, total: whole.events, unit: 'events' })
   const seconds = (Date.now() - started) / 1000
   const result: Imported = { file: path, events, imported, already_present: present, seconds, events_per_second: eventsPerSecond(events, seconds) }
   return { ok: true, result }

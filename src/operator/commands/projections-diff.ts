@@ -33,6 +33,6 @@ export const projectionsDiff = storeCommand({
   summary: 'compare the held generation with the live one, as the API would answer',
   params: { name: projectionName },
   run: (ctx, a) =>
-    diffProjection(ctx.db, ctx.runner.projection(a.name), ctx.clock(), (done, total) => ctx.progress({ label: `diff ${a.name}`, done, total })),
+    diffProjection(ctx.db, ctx.runner.projection(a.name), ctx.clock(), (done, total) => ctx.progress({ label: `diff ${a.name}`, done, total, unit: 'steps' })),
   output: diffText,
 })

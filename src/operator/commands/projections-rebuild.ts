@@ -22,4 +22,10 @@ export const projectionsRebuild = storeCommand({
     return { built, generations: await ctx.runner.status() }
   },
   output: (r) => `${generationsTable(r.generations)}\n${r.built.map(builtLine).join('\n')}`,
+  onCtrlC: (a, where) => {
+    const again = `projections rebuild${a.names.length > 0 ? ` ${a.names.join(' ')}` : ''}`
+    return where === 'server'
+      ? 'interrupted: the rebuild goes on in the server (Ctrl-C does not cancel it); follow it with `projections status` (its generation is "building" until it goes live)'
+      : `interrupted: the rebuild stopped; \`${again}\` resumes it where it stopped`
+  },
 })
