@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { openPglite } from '../../src/db/pglite.ts'
-import { type TestSystem, startTestSystem } from '../support/app.ts'
+import { demoMarketSystem, type TestSystem } from '../support/app.ts'
 import { type Json, resolveRefs, schemaValidator } from '../support/openapi.ts'
 
 /**
@@ -15,10 +14,7 @@ describe('the OpenAPI document refuses what the server refuses', () => {
   const ajv = schemaValidator()
 
   beforeAll(async () => {
-    system = await startTestSystem(await openPglite())
-    await system.run('demo seed', { listings: 112 })
-    await system.settle()
-    key = (await system.ownerWithKey('acme', 'enterprise')).key
+    ;({ system, key } = await demoMarketSystem('enterprise'))
     document = (await (await system.request('/api/v1/openapi.json')).json()) as Json
   })
   afterAll(() => system?.close())

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { openPglite } from '../../src/db/pglite.ts'
-import { type TestSystem, startTestSystem } from '../support/app.ts'
+import { demoMarketSystem, type TestSystem } from '../support/app.ts'
 
 /**
  * HTTP conventions of the paths outside the operations (issue 28, item 13): the probes and the
@@ -12,10 +11,7 @@ describe('HEAD and trailing slashes', () => {
   let key: string
 
   beforeAll(async () => {
-    system = await startTestSystem(await openPglite())
-    await system.run('demo seed', { listings: 112 })
-    await system.settle()
-    key = (await system.ownerWithKey('acme', 'pro')).key
+    ;({ system, key } = await demoMarketSystem('pro'))
   })
   afterAll(() => system?.close())
 

@@ -15,6 +15,7 @@ import { monitorServer } from '../../src/health-monitor.ts'
 import { memoryQuota, openKeyIndex, openListingInventory, openReadyZones, openUsageIndex } from '../../src/read-models.ts'
 import { briefingServiceOn } from '../../src/services.ts'
 import { type Storage, storageOn } from '../../src/storage.ts'
+import { openPglite } from '../../src/db/pglite.ts'
 import type { UsageIndex } from '../../projections/briefings/usage-index.ts'
 import type { QuotaReader } from '../../src/health/routes.ts'
 import type { ListingInventory } from '../../projections/listings/inventory.ts'
@@ -158,4 +159,15 @@ async function ensureAdmin(run: TestSystem['run']): Promise<string> {
     if ((error as { code?: string }).code !== 'conflict') throw error
   }
   return 'root'
+}
+
+/**
+ * A test system on an in-memory PGlite holding the small demo market (112 listings), projected, and
+ * the key of an owner `acme` of `tier`: the set-up of specs that ask questions of a known market.
+ */
+export async function demoMarketSystem(tier: 'free' | 'pro' | 'enterprise' | 'admin'): Promise<{ system: TestSystem; key: string }> {
+  const system = await startTestSystem(await openPglite())
+  await system.run('demo seed', { listings: 112 })
+  await system.settle()
+  return { system, key: (await system.ownerWithKey('acme', tier)).key }
 }

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { openPglite } from '../../src/db/pglite.ts'
-import { type TestSystem, startTestSystem } from '../support/app.ts'
+import { demoMarketSystem, type TestSystem } from '../support/app.ts'
 
 /**
  * One zone spelling everywhere (issue 28, item 12): the name `Zona 3` and the slug `zona-3`, the
@@ -12,10 +11,7 @@ describe('a zone named by its name or its slug, in every input', () => {
   let key: string
 
   beforeAll(async () => {
-    system = await startTestSystem(await openPglite())
-    await system.run('demo seed', { listings: 112 })
-    await system.settle()
-    key = (await system.ownerWithKey('acme', 'enterprise')).key
+    ;({ system, key } = await demoMarketSystem('enterprise'))
   })
   afterAll(() => system?.close())
 
