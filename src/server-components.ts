@@ -69,9 +69,17 @@ function stoppedOnce<L extends Listening>(listening: L): L {
 /** The API's port; `serve` replaces the answers given while starting. */
 type ApiPort = Listening & { port: number; serve(handler: Handler): void }
 
+/** The path of a request's URL, read past its authority without parsing it (an odd Host must not make it throw). */
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('://') + 3)
+  if (start < 0) return '/'
+  const end = url.search(/[?#]/)
+  return url.slice(start, end > start ? end : undefined)
+}
+
 /** Until the API serves: /livez 200 and /readyz 503 (src/health/routes.ts), anything else 503, with Retry-After. */
 function answerWhileStarting(request: Request): Response {
-  const probe = probeWhileStarting(request.method, new URL(request.url).pathname)
+  const probe = probeWhileStarting(request.method, pathOf(request.url))
   if (probe && !(probe instanceof AppError)) return Response.json(probe, { headers: { 'x-request-id': crypto.randomUUID() } })
   return errorResponse(probe ?? fail.serviceUnavailable('the server is starting; retry in a moment', 1), 503)
 }
