@@ -1,5 +1,6 @@
 import type { Confidence, Finding, Language, MissingFigure, Segment } from './analysis.ts'
 import type { Country } from '../market/vocabulary.ts'
+import { missingText } from './text/catalogue.ts'
 
 /**
  * Everything language-specific in a local-analyst briefing. Numbers are formatted here by hand
@@ -44,6 +45,9 @@ export const usd = (w: Words, value: number) => `USD ${w.number(value, Math.abs(
 export const signedPct = (w: Words, value: number) => `${value > 0 ? '+' : value < 0 ? '-' : '±'}${w.number(Math.abs(value), 1)}%`
 export const pct = (w: Words, value: number) => `${w.number(Math.abs(value), 1)}%`
 export const int = (w: Words, value: number) => w.number(value, 0)
+
+/** What a briefing says of a figure it could not compute, per language (text/*.json). */
+const missing: Record<Language, Record<MissingFigure, string>> = { en: missingText('en'), es: missingText('es'), pt: missingText('pt') }
 
 type Side = 'above' | 'below' | 'level'
 const side = (pctValue: number): Side => (pctValue >= 0.5 ? 'above' : pctValue <= -0.5 ? 'below' : 'level')
@@ -108,7 +112,7 @@ const en: Words = {
       case 'segment':
         return `${capitalise(w.segment(f.segment))}: ${int(w, f.n_active)} active listings${f.median_price_usd !== null ? `, median ${usd(w, f.median_price_usd)}` : ''}${f.median_ppm2_usd !== null ? ` (${usd(w, f.median_ppm2_usd)}/m²)` : ''}.`
       case 'missing':
-        return missingEn[f.figure]
+        return missing.en[f.figure]
     }
   },
   lead(f) {
@@ -142,16 +146,6 @@ const en: Words = {
     `Source: ${int(en, n)} active listings in ${zone}${mix ? ` (${mix})` : ''}, data as of ${date}. Medians over fewer than 3 listings are not reported. Written by Mirador's local analyst from these figures only; not financial advice.`,
 }
 
-const missingEn: Record<MissingFigure, string> = {
-  price_vs_country: 'There are too few sale listings to compare the price per m² with the country.',
-  momentum: 'There are too few listings to measure the 30-day change.',
-  days_on_market: 'Days on market are not available for this comparison.',
-  gross_yield: 'There are too few rent listings to estimate a rental yield.',
-  budget_segment: 'There are too few listings to set your budget against a median price.',
-  asking_segment: 'There are too few listings of this property type to compare the asking price with; the comparison uses the whole zone where possible.',
-  land_share: 'There are too few land (Terreno) listings to estimate the land cost.',
-  asking_price: 'No asking price was given: the verdict compares the zone\'s price per m² with the country median.',
-}
 
 const es: Words = {
   number: (v, d) => grouped(v, d, ',', '.'),
@@ -213,7 +207,7 @@ const es: Words = {
       case 'segment':
         return `${capitalise(w.segment(f.segment))}: ${int(w, f.n_active)} propiedades activas${f.median_price_usd !== null ? `, mediana ${usd(w, f.median_price_usd)}` : ''}${f.median_ppm2_usd !== null ? ` (${usd(w, f.median_ppm2_usd)}/m²)` : ''}.`
       case 'missing':
-        return missingEs[f.figure]
+        return missing.es[f.figure]
     }
   },
   lead(f) {
@@ -251,16 +245,6 @@ const es: Words = {
     `Fuente: ${int(es, n)} propiedades activas en ${zone}${mix ? ` (${mix})` : ''}, datos al ${date}. No se informan medianas de menos de 3 propiedades. Redactado por el analista local de Mirador solo a partir de estas cifras; no es asesoría financiera.`,
 }
 
-const missingEs: Record<MissingFigure, string> = {
-  price_vs_country: 'Hay muy pocas propiedades en venta para comparar el precio por m² con el país.',
-  momentum: 'Hay muy pocas propiedades para medir el cambio de 30 días.',
-  days_on_market: 'Los días en el mercado no están disponibles para esta comparación.',
-  gross_yield: 'Hay muy pocas propiedades en alquiler para estimar la rentabilidad.',
-  budget_segment: 'Hay muy pocas propiedades para comparar su presupuesto con una mediana de precio.',
-  asking_segment: 'Hay muy pocas propiedades de este tipo para comparar el precio pedido; la comparación usa toda la zona cuando es posible.',
-  land_share: 'Hay muy pocos terrenos en venta para estimar el costo del suelo.',
-  asking_price: 'No se indicó precio pedido: el veredicto compara el precio por m² de la zona con la mediana del país.',
-}
 
 const pt: Words = {
   number: (v, d) => grouped(v, d, '.', ','),
@@ -322,7 +306,7 @@ const pt: Words = {
       case 'segment':
         return `${capitalise(w.segment(f.segment))}: ${int(w, f.n_active)} imóveis ativos${f.median_price_usd !== null ? `, mediana ${usd(w, f.median_price_usd)}` : ''}${f.median_ppm2_usd !== null ? ` (${usd(w, f.median_ppm2_usd)}/m²)` : ''}.`
       case 'missing':
-        return missingPt[f.figure]
+        return missing.pt[f.figure]
     }
   },
   lead(f) {
@@ -360,16 +344,6 @@ const pt: Words = {
     `Fonte: ${int(pt, n)} imóveis ativos em ${zone}${mix ? ` (${mix})` : ''}, dados de ${date}. Medianas de menos de 3 imóveis não são informadas. Redigido pelo analista local do Mirador apenas a partir destes números; não é recomendação financeira.`,
 }
 
-const missingPt: Record<MissingFigure, string> = {
-  price_vs_country: 'Há poucos imóveis à venda para comparar o preço por m² com o país.',
-  momentum: 'Há poucos imóveis para medir a variação de 30 dias.',
-  days_on_market: 'O tempo no mercado não está disponível para esta comparação.',
-  gross_yield: 'Há poucos imóveis para alugar para estimar a rentabilidade.',
-  budget_segment: 'Há poucos imóveis para comparar o seu orçamento com um preço mediano.',
-  asking_segment: 'Há poucos imóveis deste tipo para comparar o preço pedido; a comparação usa a zona inteira quando possível.',
-  land_share: 'Há poucos terrenos à venda para estimar o custo do terreno.',
-  asking_price: 'Nenhum preço pedido foi informado: o veredito compara o preço por m² da zona com a mediana do país.',
-}
 
 const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 

@@ -11,6 +11,7 @@ import {
 } from '../analysis.ts'
 import type { SegmentStats, ZoneDetail } from '../facts.ts'
 import { definePersona, PropertyTypeInput, UsdAmount } from './define.ts'
+import { personaText } from '../text/catalogue.ts'
 
 const PROFILES = ['listing_agent', 'buyer_agent'] as const
 const VERDICTS = ['PRICE_ABOVE_MARKET', 'PRICE_AT_MARKET', 'PRICE_BELOW_MARKET'] as const
@@ -97,60 +98,5 @@ export const broker = definePersona({
       sample,
     }
   },
-  text: {
-    en: {
-      title: 'broker briefing',
-      profiles: { listing_agent: 'listing agent', buyer_agent: "buyer's agent" },
-      verdicts: {
-        PRICE_ABOVE_MARKET: 'priced above the market',
-        PRICE_AT_MARKET: 'priced at the market',
-        PRICE_BELOW_MARKET: 'priced below the market',
-      },
-      advice: {
-        PRICE_ABOVE_MARKET: 'The price is more than 10% above comparable listings: expect a longer time on market unless the property has a clear premium feature.',
-        PRICE_AT_MARKET: 'The price is within 10% of comparable listings: it should meet the market at the zone\'s usual pace.',
-        PRICE_BELOW_MARKET: 'The price is more than 10% below comparable listings: expect quick interest; check why before assuming a bargain.',
-      },
-      profileAdvice: {
-        listing_agent: 'As the listing agent, use the median per m² above to set or defend the price with the seller.',
-        buyer_agent: "As the buyer's agent, use the gap to the median per m² to anchor the offer.",
-      },
-    },
-    es: {
-      title: 'informe para corredores',
-      profiles: { listing_agent: 'agente del vendedor', buyer_agent: 'agente del comprador' },
-      verdicts: {
-        PRICE_ABOVE_MARKET: 'precio sobre el mercado',
-        PRICE_AT_MARKET: 'precio de mercado',
-        PRICE_BELOW_MARKET: 'precio bajo el mercado',
-      },
-      advice: {
-        PRICE_ABOVE_MARKET: 'El precio supera en más de 10% a los comparables: espere más tiempo en el mercado salvo que la propiedad tenga un atributo claramente superior.',
-        PRICE_AT_MARKET: 'El precio está dentro de ±10% de los comparables: debería venderse al ritmo habitual de la zona.',
-        PRICE_BELOW_MARKET: 'El precio está más de 10% por debajo de los comparables: espere interés rápido; verifique el motivo antes de darlo por ganga.',
-      },
-      profileAdvice: {
-        listing_agent: 'Como agente del vendedor, use la mediana por m² para fijar o defender el precio con el propietario.',
-        buyer_agent: 'Como agente del comprador, use la diferencia con la mediana por m² para anclar la oferta.',
-      },
-    },
-    pt: {
-      title: 'relatório para corretores',
-      profiles: { listing_agent: 'corretor do vendedor', buyer_agent: 'corretor do comprador' },
-      verdicts: {
-        PRICE_ABOVE_MARKET: 'preço acima do mercado',
-        PRICE_AT_MARKET: 'preço de mercado',
-        PRICE_BELOW_MARKET: 'preço abaixo do mercado',
-      },
-      advice: {
-        PRICE_ABOVE_MARKET: 'O preço está mais de 10% acima dos comparáveis: espere mais tempo de venda, a menos que o imóvel tenha um diferencial claro.',
-        PRICE_AT_MARKET: 'O preço está dentro de ±10% dos comparáveis: deve vender no ritmo habitual da zona.',
-        PRICE_BELOW_MARKET: 'O preço está mais de 10% abaixo dos comparáveis: espere interesse rápido; verifique o motivo antes de tratá-lo como pechincha.',
-      },
-      profileAdvice: {
-        listing_agent: 'Como corretor do vendedor, use a mediana por m² para definir ou defender o preço com o proprietário.',
-        buyer_agent: 'Como corretor do comprador, use a diferença para a mediana por m² para ancorar a oferta.',
-      },
-    },
-  },
+  text: personaText('broker'),
 })

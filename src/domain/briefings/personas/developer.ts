@@ -3,6 +3,7 @@ import { clamp, daysOnMarket, type Finding, type Ladder, momentum, priceVsCountr
 import type { ZoneDetail } from '../facts.ts'
 import type { PropertyType } from '../../market/vocabulary.ts'
 import { definePersona } from './define.ts'
+import { personaText } from '../text/catalogue.ts'
 
 const PROFILES = ['residential', 'commercial', 'mixed_use'] as const
 type Profile = (typeof PROFILES)[number]
@@ -69,51 +70,5 @@ export const developer = definePersona({
     }
     return scoredAssessment(findings, facts.zone, LADDERS[input.profile], 'NO_GO')
   },
-  text: {
-    en: {
-      title: 'developer briefing',
-      profiles: { residential: 'residential scheme', commercial: 'commercial scheme', mixed_use: 'mixed-use scheme' },
-      verdicts: { GO: 'go ahead', CAUTION: 'proceed with caution', NO_GO: 'do not proceed' },
-      advice: {
-        GO: 'The market supports a new scheme: test pricing at the zone median per m² and phase sales to the absorption pace.',
-        CAUTION: 'The case is marginal: secure the land on conditional terms and run a pre-sales test before committing to construction.',
-        NO_GO: 'The figures do not support a new scheme here now: revisit when the trend or the absorption pace improves.',
-      },
-      profileAdvice: {
-        residential: 'For residential units, unit mix matters: check the bedroom breakdown of the zone before fixing the design.',
-        commercial: 'For commercial space, vacancy is the main risk: pre-let anchor tenants before building.',
-        mixed_use: 'For mixed use, let the stronger segment carry the scheme and size the weaker one conservatively.',
-      },
-    },
-    es: {
-      title: 'informe para desarrolladores',
-      profiles: { residential: 'proyecto residencial', commercial: 'proyecto comercial', mixed_use: 'proyecto de uso mixto' },
-      verdicts: { GO: 'adelante', CAUTION: 'proceder con cautela', NO_GO: 'no proceder' },
-      advice: {
-        GO: 'El mercado respalda un proyecto nuevo: pruebe precios en la mediana por m² de la zona y escalone las ventas al ritmo de absorción.',
-        CAUTION: 'El caso es ajustado: asegure el terreno con condiciones y haga una prueba de preventa antes de comprometer la construcción.',
-        NO_GO: 'Las cifras no respaldan un proyecto nuevo aquí por ahora: revise de nuevo cuando mejoren la tendencia o el ritmo de absorción.',
-      },
-      profileAdvice: {
-        residential: 'En vivienda, la mezcla de unidades importa: revise el desglose por habitaciones de la zona antes de cerrar el diseño.',
-        commercial: 'En comercial, la desocupación es el riesgo principal: asegure inquilinos ancla antes de construir.',
-        mixed_use: 'En uso mixto, deje que el segmento más fuerte sostenga el proyecto y dimensione el más débil con prudencia.',
-      },
-    },
-    pt: {
-      title: 'relatório para incorporadores',
-      profiles: { residential: 'empreendimento residencial', commercial: 'empreendimento comercial', mixed_use: 'empreendimento de uso misto' },
-      verdicts: { GO: 'seguir', CAUTION: 'seguir com cautela', NO_GO: 'não seguir' },
-      advice: {
-        GO: 'O mercado sustenta um novo empreendimento: teste preços na mediana por m² da zona e escalone as vendas ao ritmo de absorção.',
-        CAUTION: 'O caso é apertado: garanta o terreno com condições e faça um teste de pré-venda antes de comprometer a obra.',
-        NO_GO: 'Os números não sustentam um novo empreendimento aqui por enquanto: reavalie quando a tendência ou o ritmo de absorção melhorarem.',
-      },
-      profileAdvice: {
-        residential: 'No residencial, o mix de unidades importa: veja a distribuição por quartos da zona antes de fechar o projeto.',
-        commercial: 'No comercial, a vacância é o principal risco: feche inquilinos âncora antes de construir.',
-        mixed_use: 'No uso misto, deixe o segmento mais forte sustentar o projeto e dimensione o mais fraco com prudência.',
-      },
-    },
-  },
+  text: personaText('developer'),
 })

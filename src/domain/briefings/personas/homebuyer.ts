@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { bedroomsStats, budgetFit, daysOnMarket, type Finding, type Ladder, momentum, priceVsCountry, scoredAssessment, type Segment } from '../analysis.ts'
 import { bedroomGroup } from '../../market/vocabulary.ts'
 import { definePersona, UsdAmount } from './define.ts'
+import { personaText } from '../text/catalogue.ts'
 
 const PROFILES = ['first_time', 'family', 'downsizer'] as const
 const VERDICTS = ['GOOD_DEAL', 'FAIR_PRICE', 'OVERPRICED'] as const
@@ -42,51 +43,5 @@ export const homebuyer = definePersona({
     }
     return scoredAssessment(findings, facts.zone, LADDERS[input.profile], 'OVERPRICED')
   },
-  text: {
-    en: {
-      title: 'homebuyer briefing',
-      profiles: { first_time: 'first-time buyer', family: 'family', downsizer: 'downsizer' },
-      verdicts: { GOOD_DEAL: 'good deal', FAIR_PRICE: 'fair price', OVERPRICED: 'overpriced' },
-      advice: {
-        GOOD_DEAL: 'Prices here compare well: move on homes priced at or below the zone median and ask for the property history before offering.',
-        FAIR_PRICE: 'Prices are in line with the market: offer around the median and use days on market to negotiate on specific homes.',
-        OVERPRICED: 'Prices are stretched for you here: compare neighbouring zones, or wait for the 30-day trend to cool before offering.',
-      },
-      profileAdvice: {
-        first_time: 'As a first-time buyer, keep a margin in your budget for closing costs and taxes.',
-        family: 'As a family, weigh schools and commuting alongside the price figures.',
-        downsizer: 'As a downsizer, price your current home with the same figures before you buy.',
-      },
-    },
-    es: {
-      title: 'informe para compradores de vivienda',
-      profiles: { first_time: 'primera vivienda', family: 'familia', downsizer: 'reducir espacio' },
-      verdicts: { GOOD_DEAL: 'buena oportunidad', FAIR_PRICE: 'precio justo', OVERPRICED: 'sobrevalorado' },
-      advice: {
-        GOOD_DEAL: 'Los precios comparan bien: avance con viviendas en o por debajo de la mediana de la zona y pida el historial de la propiedad antes de ofertar.',
-        FAIR_PRICE: 'Los precios están en línea con el mercado: oferte cerca de la mediana y use los días en el mercado para negociar casos concretos.',
-        OVERPRICED: 'Los precios están exigentes para usted aquí: compare zonas vecinas o espere a que se enfríe la tendencia de 30 días antes de ofertar.',
-      },
-      profileAdvice: {
-        first_time: 'Como comprador de primera vivienda, reserve margen en su presupuesto para gastos de cierre e impuestos.',
-        family: 'Como familia, pondere colegios y traslados junto con las cifras de precio.',
-        downsizer: 'Si busca reducir espacio, valore su vivienda actual con las mismas cifras antes de comprar.',
-      },
-    },
-    pt: {
-      title: 'relatório para compradores de imóvel',
-      profiles: { first_time: 'primeiro imóvel', family: 'família', downsizer: 'reduzir espaço' },
-      verdicts: { GOOD_DEAL: 'bom negócio', FAIR_PRICE: 'preço justo', OVERPRICED: 'caro demais' },
-      advice: {
-        GOOD_DEAL: 'Os preços comparam bem: avance com imóveis no preço mediano da zona ou abaixo dele e peça o histórico do imóvel antes de ofertar.',
-        FAIR_PRICE: 'Os preços estão alinhados ao mercado: oferte perto da mediana e use o tempo de venda para negociar casos específicos.',
-        OVERPRICED: 'Os preços estão puxados para você aqui: compare zonas vizinhas ou espere a tendência de 30 dias esfriar antes de ofertar.',
-      },
-      profileAdvice: {
-        first_time: 'Como comprador do primeiro imóvel, reserve margem no orçamento para custos de escritura e impostos.',
-        family: 'Como família, pese escolas e deslocamentos junto com os números de preço.',
-        downsizer: 'Se vai reduzir espaço, avalie o seu imóvel atual com os mesmos números antes de comprar.',
-      },
-    },
-  },
+  text: personaText('homebuyer'),
 })

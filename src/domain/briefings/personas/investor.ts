@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { budgetFit, clamp, daysOnMarket, type Finding, grossYield, type Ladder, momentum, priceVsCountry, scoredAssessment } from '../analysis.ts'
 import type { ZoneDetail } from '../facts.ts'
 import { definePersona, UsdAmount } from './define.ts'
+import { personaText } from '../text/catalogue.ts'
 
 const PROFILES = ['conservative', 'balanced', 'aggressive'] as const
 const VERDICTS = ['BUY', 'HOLD', 'AVOID'] as const
@@ -57,51 +58,5 @@ export const investor = definePersona({
     if (input.horizon_years !== undefined) findings.push({ kind: 'horizon', years: input.horizon_years, momentum_weight: weight })
     return scoredAssessment(findings, facts.zone, LADDERS[input.profile], 'AVOID')
   },
-  text: {
-    en: {
-      title: 'investor briefing',
-      profiles: { conservative: 'conservative', balanced: 'balanced', aggressive: 'aggressive' },
-      verdicts: { BUY: 'buy', HOLD: 'wait and watch', AVOID: 'avoid' },
-      advice: {
-        BUY: 'The figures support entering now: shortlist listings at or below the zone median price per m² and confirm rents before committing.',
-        HOLD: 'The signals are mixed: keep the zone on a watch list and revisit when the 30-day trend or the days on market move.',
-        AVOID: 'The figures do not support entering now: capital is likely better placed in a zone with better value or liquidity.',
-      },
-      profileAdvice: {
-        conservative: 'As a conservative investor you need several signals to agree before buying.',
-        balanced: 'As a balanced investor you weigh value and momentum equally.',
-        aggressive: 'As an aggressive investor you accept weaker signals in exchange for earlier entry.',
-      },
-    },
-    es: {
-      title: 'informe para inversionistas',
-      profiles: { conservative: 'conservador', balanced: 'equilibrado', aggressive: 'agresivo' },
-      verdicts: { BUY: 'comprar', HOLD: 'esperar y observar', AVOID: 'evitar' },
-      advice: {
-        BUY: 'Las cifras respaldan entrar ahora: preseleccione propiedades en o por debajo de la mediana de precio por m² de la zona y confirme las rentas antes de comprometerse.',
-        HOLD: 'Las señales son mixtas: mantenga la zona en observación y revísela cuando cambien la tendencia de 30 días o los días en el mercado.',
-        AVOID: 'Las cifras no respaldan entrar ahora: el capital probablemente rinda más en una zona con mejor valor o liquidez.',
-      },
-      profileAdvice: {
-        conservative: 'Como inversionista conservador, necesita que varias señales coincidan antes de comprar.',
-        balanced: 'Como inversionista equilibrado, pondera por igual el valor y el impulso.',
-        aggressive: 'Como inversionista agresivo, acepta señales más débiles a cambio de entrar antes.',
-      },
-    },
-    pt: {
-      title: 'relatório para investidores',
-      profiles: { conservative: 'conservador', balanced: 'equilibrado', aggressive: 'arrojado' },
-      verdicts: { BUY: 'comprar', HOLD: 'aguardar e observar', AVOID: 'evitar' },
-      advice: {
-        BUY: 'Os números sustentam a entrada agora: selecione imóveis no preço mediano por m² da zona ou abaixo dele e confirme os aluguéis antes de fechar.',
-        HOLD: 'Os sinais são mistos: mantenha a zona em observação e reavalie quando a tendência de 30 dias ou o tempo de venda mudarem.',
-        AVOID: 'Os números não sustentam a entrada agora: o capital provavelmente rende mais numa zona com melhor valor ou liquidez.',
-      },
-      profileAdvice: {
-        conservative: 'Como investidor conservador, você precisa que vários sinais concordem antes de comprar.',
-        balanced: 'Como investidor equilibrado, você pesa valor e tendência por igual.',
-        aggressive: 'Como investidor arrojado, você aceita sinais mais fracos em troca de entrar antes.',
-      },
-    },
-  },
+  text: personaText('investor'),
 })

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { confidenceFor, daysOnMarket, type Finding, grossYield, momentum, priceVsCountry, propertyTypeStats, segmentFinding, verdictForScore } from '../analysis.ts'
 import { definePersona, PropertyTypeInput } from './define.ts'
+import { personaText } from '../text/catalogue.ts'
 
 const PROFILES = ['long_term', 'short_term', 'corporate'] as const
 const VERDICTS = ['STRONG_YIELD', 'MODERATE_YIELD', 'WEAK_YIELD'] as const
@@ -52,51 +53,5 @@ export const landlord = definePersona({
       sample,
     }
   },
-  text: {
-    en: {
-      title: 'landlord briefing',
-      profiles: { long_term: 'long-term letting', short_term: 'short-term letting', corporate: 'corporate letting' },
-      verdicts: { STRONG_YIELD: 'strong yield', MODERATE_YIELD: 'moderate yield', WEAK_YIELD: 'weak yield' },
-      advice: {
-        STRONG_YIELD: 'Rents are high relative to prices: buy-to-let works here; check service charges and taxes against the gross figure.',
-        MODERATE_YIELD: 'The yield is acceptable but not generous: buy below the median price per m² to lift it.',
-        WEAK_YIELD: 'Rents do not justify current prices for letting: look at zones with a higher rent-to-price ratio, or negotiate hard on price.',
-      },
-      profileAdvice: {
-        long_term: 'For long-term letting, the gross yield above is the figure to compare with your financing cost.',
-        short_term: 'For short-term letting, expect occupancy and platform fees to cut the gross yield substantially.',
-        corporate: 'For corporate tenants, steadier occupancy lets you accept a somewhat lower gross yield.',
-      },
-    },
-    es: {
-      title: 'informe para arrendadores',
-      profiles: { long_term: 'alquiler de largo plazo', short_term: 'alquiler de corto plazo', corporate: 'alquiler corporativo' },
-      verdicts: { STRONG_YIELD: 'rentabilidad alta', MODERATE_YIELD: 'rentabilidad moderada', WEAK_YIELD: 'rentabilidad baja' },
-      advice: {
-        STRONG_YIELD: 'Las rentas son altas en relación con los precios: comprar para alquilar funciona aquí; descuente cuotas de mantenimiento e impuestos de la cifra bruta.',
-        MODERATE_YIELD: 'La rentabilidad es aceptable pero no generosa: compre por debajo de la mediana de precio por m² para mejorarla.',
-        WEAK_YIELD: 'Las rentas no justifican los precios actuales para alquilar: busque zonas con mejor relación renta-precio o negocie fuerte el precio.',
-      },
-      profileAdvice: {
-        long_term: 'Para alquiler de largo plazo, compare la rentabilidad bruta con su costo de financiamiento.',
-        short_term: 'Para alquiler de corto plazo, la ocupación y las comisiones de plataforma reducirán bastante la rentabilidad bruta.',
-        corporate: 'Con inquilinos corporativos, la ocupación más estable permite aceptar una rentabilidad bruta algo menor.',
-      },
-    },
-    pt: {
-      title: 'relatório para proprietários que alugam',
-      profiles: { long_term: 'aluguel de longo prazo', short_term: 'aluguel de curta temporada', corporate: 'aluguel corporativo' },
-      verdicts: { STRONG_YIELD: 'rentabilidade alta', MODERATE_YIELD: 'rentabilidade moderada', WEAK_YIELD: 'rentabilidade baixa' },
-      advice: {
-        STRONG_YIELD: 'Os aluguéis são altos em relação aos preços: comprar para alugar funciona aqui; desconte condomínio e impostos do número bruto.',
-        MODERATE_YIELD: 'A rentabilidade é aceitável, mas não generosa: compre abaixo do preço mediano por m² para melhorá-la.',
-        WEAK_YIELD: 'Os aluguéis não justificam os preços atuais para locação: procure zonas com melhor relação aluguel-preço ou negocie firme o preço.',
-      },
-      profileAdvice: {
-        long_term: 'Para aluguel de longo prazo, compare a rentabilidade bruta com o seu custo de financiamento.',
-        short_term: 'Para curta temporada, a ocupação e as taxas das plataformas reduzem bastante a rentabilidade bruta.',
-        corporate: 'Com inquilinos corporativos, a ocupação mais estável permite aceitar uma rentabilidade bruta um pouco menor.',
-      },
-    },
-  },
+  text: personaText('landlord'),
 })
