@@ -10,7 +10,7 @@
 import { ConfigError, type Config, loadConfig } from './config.ts'
 import { isWriteToClosedConnection } from './db/postgres.ts'
 import { StartFailed } from './runtime/components.ts'
-import { type DependencyLog, isUnavailable } from './runtime/dependency.ts'
+import { type DependencyLog, DependencyUnavailable, isUnavailable } from './runtime/dependency.ts'
 import type { RuntimeEdge } from './runtime/edge.ts'
 import { bufferedJsonLogger, processOutput } from './runtime/log.ts'
 import { PACKAGE_VERSION } from './runtime/version.ts'
@@ -27,6 +27,20 @@ const reportError = (error: unknown) => {
 }
 const dependencyLog: DependencyLog = (event, fields) => log.info(event, fields)
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** The setting that names each dependency's server, for the operator told why a start failed. */
+const settingOf = (config: Config, error: DependencyUnavailable) =>
+  error.dependency === 'event store' && config.esdbConnectionString ? 'ESDB_CONNECTION_STRING' : error.dependency === 'rate limiter' ? 'REDIS_URL' : 'DATABASE_URL'
+
+/**
+ * Why the start failed, for the operator's terminal: a dependency that did not answer is named with
+ * its cause (which may hold an address: the operator's own, never a client's) and the setting to check.
+ */
+function startFailure(config: Config, cause: unknown): string {
+  if (cause instanceof Refusal) return cause.message
+  if (cause instanceof DependencyUnavailable) return `cannot start: the ${cause.dependency} is unavailable (${cause.reason}); check ${settingOf(config, cause)} and that the server runs`
+  return `cannot start: ${messageOf(cause)}`
+}
 
 function refuseToStart(message: string, code = 1): never {
   log.flushNow()
@@ -46,7 +60,7 @@ export async function runServer(edge: RuntimeEdge): Promise<void> {
     running = await serverComponents.start({ config, edge, log, reportError, dependencyLog })
   } catch (error) {
     if (!(error instanceof StartFailed)) throw error
-    refuseToStart(error.cause instanceof Refusal ? error.cause.message : `cannot start: ${messageOf(error.cause)}`)
+    refuseToStart(startFailure(config, error.cause))
   }
   const { port, metricsPort, operatorSocket } = running.handles
   log.info('listening', {

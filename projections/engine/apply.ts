@@ -2,7 +2,7 @@ import type { Db } from '../../src/db/port.ts'
 import type { EventStore, RecordedEvent } from '../../src/eventstore/port.ts'
 import type { BuildLock } from './build-lock.ts'
 import type { GenerationRef } from './generation-states.ts'
-import { advanceCheckpoint, generationTables, lockCheckpoint, recordError } from './generations.ts'
+import { advanceCheckpoint, clearError, generationTables, lockCheckpoint, recordError } from './generations.ts'
 import type { Projection } from './projection.ts'
 
 /** Events per transaction when following the store. */
@@ -139,5 +139,10 @@ export class ApplyEngine {
   async recordFailure(projection: Projection, generation: GenerationRef, error: unknown): Promise<void> {
     const message = error instanceof Error ? error.message : String(error)
     await recordError(this.db, projection.name, generation, message).catch(() => {})
+  }
+
+  /** Clears the failure recorded for `generation` once its following works again; a failure to clear it is retried by the next one. */
+  async clearFailure(projection: Projection, generation: GenerationRef): Promise<void> {
+    await clearError(this.db, projection.name, generation).catch(() => {})
   }
 }

@@ -80,15 +80,20 @@ export class Following {
     if (!this.serving) return
     for (const [key, [projection, generation]] of wanted) {
       if (this.subscriptions.has(key)) continue
+      // Recorded in the order they happen: a failure and the recovery after it.
+      let recorded = Promise.resolve()
+      const record = (change: () => Promise<void>) => void (recorded = recorded.then(change))
       this.subscriptions.set(
         key,
         this.store.subscribe(generation.position, async (events) => void (await this.engine.applyBatch(projection, generation, events)), {
           limit: BATCH,
           categories: projection.categories,
           onError: (error) => {
-            void this.engine.recordFailure(projection, generation, error)
+            record(() => this.engine.recordFailure(projection, generation, error))
             this.onError(error)
           },
+          // `projections status` stops showing the outage once the store answers, not at the next event.
+          onRecovered: () => record(() => this.engine.clearFailure(projection, generation)),
         }),
       )
     }

@@ -211,6 +211,11 @@ export async function recordError(sql: Sql, projection: string, g: GenerationRef
   ])
 }
 
+/** Clears the error recorded for a generation whose following works again (without events to apply, nothing else would). */
+export async function clearError(sql: Sql, projection: string, g: GenerationRef): Promise<void> {
+  await sql.query(`update mirador_generations set last_error = null, last_error_at = null ${ONE} and last_error is not null`, key(projection, g))
+}
+
 /** Removes a pruned generation from the registry, in the transaction that dropped its tables. */
 export async function deleteGeneration(tx: Sql, projection: string, g: GenerationRef): Promise<void> {
   await tx.query(`delete from mirador_generations ${ONE}`, key(projection, g))

@@ -226,7 +226,9 @@ export function toPortError(raw: unknown): unknown {
   }
   if (error instanceof DeadlineExceededError) return new EventStoreUnavailable('KurrentDB did not answer before the deadline')
   if (error instanceof TimeoutError) return new EventStoreUnavailable('KurrentDB timed out committing the write')
-  if (error instanceof UnavailableError) return new EventStoreUnavailable(`KurrentDB is unreachable: ${error.message || 'no connection'}`)
+  // gRPC ends the message with an empty "Resolution note: " once the name resolved: it says nothing.
+  if (error instanceof UnavailableError)
+    return new EventStoreUnavailable(`KurrentDB is unreachable: ${error.message.replace(/\s*Resolution note:\s*$/, '') || 'no connection'}`)
   if (error instanceof CancelledError) return new EventStoreUnavailable('the call to KurrentDB was cancelled')
   return raw
 }
@@ -273,23 +275,20 @@ export type ServerMode = {
 /**
  * The mode for a server that reports `version` and offers multi-stream appends or not: batches all
  * or nothing where it does (KurrentDB 25.1 and later) unless single-stream appends are asked for,
- * else stream by stream. A server known to be older than OLDEST_SERVER is refused: events read from
- * its streams carry no `$all` position.
+ * else stream by stream. A server older than OLDEST_SERVER is refused (events read from its streams
+ * carry no `$all` position), and so is one that reports no version: the servers that do not
+ * (EventStoreDB before 21.10, which lacks the features endpoint) are all older.
  */
 export function serverMode(server: { version: string; multiStreamAppend: boolean }, singleStreamAppends: boolean): ServerMode {
   const version = versionOf(server.version)
-  if (version && !atLeast(version, OLDEST_SERVER)) {
-    throw new EsdbMappingError(
-      `the server reports version ${server.version}: Mirador needs EventStoreDB ${OLDEST_SERVER} or later (KurrentDB), ` +
-        'whose stream reads give each event its $all position',
-    )
-  }
+  const needed = `Mirador needs EventStoreDB ${OLDEST_SERVER} or later (KurrentDB), whose stream reads give each event its $all position`
+  if (!version) throw new EsdbMappingError(`the server reports no version (EventStoreDB before 21.10 does not): ${needed}`)
+  if (!atLeast(version, OLDEST_SERVER)) throw new EsdbMappingError(`the server reports version ${server.version}: ${needed}`)
   if (!server.multiStreamAppend) {
-    return {
-      version: server.version,
-      batches: 'stream-by-stream',
-      reason: `no multi-stream appends before KurrentDB ${MULTI_STREAM_APPEND_SINCE}: each stream of a batch is appended on its own`,
-    }
+    const why = atLeast(version, MULTI_STREAM_APPEND_SINCE)
+      ? `KurrentDB ${server.version} does not offer multi-stream appends`
+      : `no multi-stream appends before KurrentDB ${MULTI_STREAM_APPEND_SINCE}`
+    return { version: server.version, batches: 'stream-by-stream', reason: `${why}: each stream of a batch is appended on its own` }
   }
   if (singleStreamAppends) {
     return { version: server.version, batches: 'stream-by-stream', reason: 'SINGLE_STREAM_APPENDS is on: each stream of a batch is appended on its own' }

@@ -31,6 +31,8 @@ export class CatchUpSubscription implements Subscription {
   private readonly filter: ReturnType<typeof categoryFilter>
   private readonly sleep = wakeablePause()
   private readonly loop: Promise<void>
+  /** A failure was reported (onError) and nothing has worked since. */
+  private failing = false
 
   constructor(
     private readonly client: KurrentDBClient,
@@ -64,12 +66,15 @@ export class CatchUpSubscription implements Subscription {
         { highWaterMark: this.limit },
       )
       this.live = pull(subscription)
+      // The server confirms a subscription it serves: from there it is caught up or hands over events.
+      subscription.once('confirmation', () => this.working())
       try {
         await this.follow(this.live, () => (failures = 0))
         if (!this.stopped) throw new Error('KurrentDB ended the subscription')
       } catch (error) {
         if (this.stopped) break
         failures += 1
+        this.failing = true
         this.options.onError?.(toPortError(error))
         await this.sleep.pause(Math.min(5000, 250 * 2 ** failures))
       } finally {
@@ -77,6 +82,12 @@ export class CatchUpSubscription implements Subscription {
         await subscription.unsubscribe().catch(() => {})
       }
     }
+  }
+
+  /** Tells `onRecovered` once after a failure, when the server serves the subscription again or the handler took a batch. */
+  private working(): void {
+    if (this.failing) this.options.onRecovered?.()
+    this.failing = false
   }
 
   /**
@@ -100,8 +111,10 @@ export class CatchUpSubscription implements Subscription {
       try {
         await this.handler(events)
         this.position = events.at(-1)!.position
+        this.working()
         return
       } catch (error) {
+        this.failing = true
         this.options.onError?.(error)
         await this.sleep.pause(1000)
       }

@@ -68,8 +68,13 @@ export type Subscription = {
 }
 
 export type SubscribeOptions = ReadAllOptions & {
-  /** Called when the handler throws; the batch is retried after a short pause. */
+  /** Called when the store cannot be read or the handler throws; the read or the batch is retried after a short pause. */
   onError?: (error: unknown) => void
+  /**
+   * Called once the subscription works again after a failure it reported: it is caught up with
+   * nothing left to hand over, or the handler took a batch. What showed the failure may clear it.
+   */
+  onRecovered?: () => void
 }
 
 export interface EventStore {

@@ -22,19 +22,27 @@ export function subscribe(
   const waker = { categories: options.categories, wake }
   log.wakers.add(waker)
 
+  let failing = false
+  const working = () => {
+    if (failing) options.onRecovered?.()
+    failing = false
+  }
   const loop = (async () => {
     while (!stopped) {
       try {
         const events = await readAll(log.db, position, options)
         if (stopped) break
         if (events.length === 0) {
+          working()
           await pause(POLL_MS)
           continue
         }
         await handler(events)
         position = events[events.length - 1]!.position
+        working()
       } catch (error) {
         if (stopped) break
+        failing = true
         options.onError?.(error)
         await pause(1000)
       }

@@ -321,8 +321,12 @@ describe('the server: version and batches', () => {
       expect(mode).toMatchObject({ version, batches: 'stream-by-stream' })
       expect(mode.reason).toMatch(`before KurrentDB ${MULTI_STREAM_APPEND_SINCE}`)
     }
-    // A server that reports no version (older clients' servers) is tried like any other.
-    expect(serverMode({ version: 'unknown', multiStreamAppend: false }, false).batches).toBe('stream-by-stream')
+  })
+
+  it('says so when a KurrentDB of 25.1 or later does not offer multi-stream appends (not that its version is too old)', () => {
+    const mode = serverMode({ version: '25.1.0', multiStreamAppend: false }, false)
+    expect(mode).toMatchObject({ version: '25.1.0', batches: 'stream-by-stream' })
+    expect(mode.reason).toBe('KurrentDB 25.1.0 does not offer multi-stream appends: each stream of a batch is appended on its own')
   })
 
   it('records batches all or nothing on KurrentDB 25.1 and later, unless single-stream appends are asked for', () => {
@@ -338,6 +342,12 @@ describe('the server: version and batches', () => {
       expect(() => serverMode({ version, multiStreamAppend: false }, false)).toThrow(EsdbMappingError)
       expect(() => serverMode({ version, multiStreamAppend: false }, false)).toThrow(`EventStoreDB ${OLDEST_SERVER} or later`)
     }
+  })
+
+  it('refuses a server that reports no version (EventStoreDB before 21.10), as the README says of servers older than 22.6', () => {
+    expect(() => serverMode({ version: 'unknown', multiStreamAppend: false }, false)).toThrow(
+      `the server reports no version (EventStoreDB before 21.10 does not): Mirador needs EventStoreDB ${OLDEST_SERVER} or later`,
+    )
   })
 })
 
