@@ -2,7 +2,7 @@ import { parseUntil } from './trail.ts'
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
 import { invalidRequest } from '../shared/errors.ts'
 import { type BriefingEvent, cacheHitStream, isBriefingEvent, quotaStream } from '../domain/briefings/events.ts'
-import { type BriefingReplayed, replayStream } from '../domain/briefings/idempotency.ts'
+import { type BriefingReplayed, IDEMPOTENCY_CATEGORY, legacyReplayStream } from '../domain/briefings/idempotency.ts'
 import { Month } from '../domain/schemas.ts'
 import { isValid } from '../shared/validate.ts'
 
@@ -29,10 +29,30 @@ export type QuotaAuditEntry = {
   idempotency_key: string | null
 }
 
-/** A recorded event of the three owner-month streams the audit reads. */
+/** A recorded event the audit reads: a charge or cache hit of the owner-month streams, or a replay. */
 type AuditedEvent = BriefingEvent | { type: 'BriefingReplayed'; data: BriefingReplayed }
 const isAudited = (event: { type: string }): event is AuditedEvent => isBriefingEvent(event) || event.type === 'BriefingReplayed'
 
+
+/** Events read at a time from the keys' streams. */
+const PAGE = 1000
+
+/**
+ * The replays served to `ownerId` in `month`, recorded on each Idempotency-Key's stream (decision
+ * 0107): read page by page from those streams' category, keeping only that owner's in that month.
+ */
+async function replaysOnKeys(store: EventStore, ownerId: string, month: string): Promise<RecordedEvent[]> {
+  const found: RecordedEvent[] = []
+  for (let after = 0; ; ) {
+    const page = await store.readAll(after, { limit: PAGE, categories: [IDEMPOTENCY_CATEGORY] })
+    for (const event of page) {
+      const data = event.data as Partial<BriefingReplayed>
+      if (event.type === 'BriefingReplayed' && data.owner_id === ownerId && data.quota_month === month) found.push(event)
+    }
+    if (page.length === 0) return found
+    after = page[page.length - 1]!.position
+  }
+}
 
 /**
  * Every charge, free cache hit and Idempotency-Key replay of `ownerId` in `month` (YYYY-MM), in the
@@ -44,8 +64,9 @@ export async function quotaAudit(store: EventStore, ownerId: string, month: stri
   if (!isValid(Month, month)) throw invalidRequest('month must be YYYY-MM', [{ field: 'month', message: 'Expected YYYY-MM' }])
   const limit = parseUntil(until)
 
-  const streams = await store.readStreams([quotaStream(ownerId, month), cacheHitStream(ownerId, month), replayStream(ownerId, month)])
-  const recorded: RecordedEvent[] = [...streams.values()].flat().sort((a, b) => a.position - b.position)
+  const streams = await store.readStreams([quotaStream(ownerId, month), cacheHitStream(ownerId, month), legacyReplayStream(ownerId, month)])
+  const replays = await replaysOnKeys(store, ownerId, month)
+  const recorded: RecordedEvent[] = [...[...streams.values()].flat(), ...replays].sort((a, b) => a.position - b.position)
   const entries: QuotaAuditEntry[] = []
   let used = 0
   for (const record of recorded) {

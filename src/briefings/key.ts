@@ -12,7 +12,6 @@ import {
   type IdempotencyState,
   type IdempotentRequest,
   nextStep,
-  replayStream,
 } from '../domain/briefings/idempotency.ts'
 import type { Ask, Briefed, BriefingServiceDeps, KeyRun } from './deps.ts'
 import { FailedRecording } from './deps.ts'
@@ -66,7 +65,8 @@ export class KeySteps {
         return { kind: 'answered', briefed: null }
       case 'replay': {
         const data = briefingReplayed({ briefingId: step.briefingId, asker: ask.caller, persona: ask.persona.id, key: key.request.key, firstAt: step.firstAt, at: now })
-        await this.deps.store.append(replayStream(ask.caller.ownerId, data.quota_month), [{ id: this.deps.random.uuid(), type: 'BriefingReplayed', data }], 'any')
+        // On the key's own stream, where it was decided: replays of other keys never wait for each other.
+        await this.deps.store.append(key.stream, [{ id: this.deps.random.uuid(), type: 'BriefingReplayed', data }], 'any')
         return { kind: 'answered', briefed: { briefing: replayOf(step.response as BriefingResponse), replayed: true } }
       }
       case 'claim': {

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { cacheHitStream, quotaStream } from '../../src/domain/briefings/events.ts'
-import { idempotencyStream, replayStream } from '../../src/domain/briefings/idempotency.ts'
+import { idempotencyStream, legacyReplayStream } from '../../src/domain/briefings/idempotency.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import { categoryOf } from '../../src/eventstore/port.ts'
@@ -19,7 +19,7 @@ describe('owner-month stream names with hyphenated owner ids', () => {
   test.each([
     ['quota', quotaStream],
     ['cachehit', cacheHitStream],
-    ['replay', replayStream],
+    ['replay', legacyReplayStream],
   ])('%s-<owner>-<YYYY-MM>: the category is right and distinct (owner, month) pairs never share a stream', (category, streamOf) => {
     expect(streamOf('acme-corp', '2026-05')).toBe(`${category}-acme-corp-2026-05`)
     fc.assert(

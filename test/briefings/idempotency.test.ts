@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { quotaAudit } from '../../src/audit/quota.ts'
 import { quotaStream } from '../../src/domain/briefings/events.ts'
-import { idempotencyStream } from '../../src/domain/briefings/idempotency.ts'
+import { idempotencyStream, legacyReplayStream } from '../../src/domain/briefings/idempotency.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { AppError } from '../../src/shared/errors.ts'
 import { startTestSystem, type TestSystem } from '../support/app.ts'
@@ -55,8 +55,45 @@ for (const target of databaseTargets('idempotent briefings')) {
         ['BriefingGenerated', true, 1, first.briefing.briefing_id, 'order-1'],
         ['BriefingReplayed', false, 1, first.briefing.briefing_id, 'order-1'],
       ])
+      // The replay is recorded where it was decided: on the key's own stream.
       const history = await env.store.readStream(idempotencyStream('alice', 'order-1'))
-      expect(history.map((e) => e.type)).toEqual(['IdempotencyKeyClaimed', 'IdempotencyKeyCompleted'])
+      expect(history.map((e) => e.type)).toEqual(['IdempotencyKeyClaimed', 'IdempotencyKeyCompleted', 'BriefingReplayed'])
+    })
+
+    test('replays of 30 keys of one owner at once: each on its own key\'s stream (no stream shared by the owner\'s month), all in the audit', async () => {
+      const service = serviceOn()
+      const who = caller('rita')
+      const keys = Array.from({ length: 30 }, (_, i) => `rita-${i}`)
+      const firsts = await Promise.all(keys.map((k, i) => service.brief('investor', body(20 + (i % 30)), who, k)))
+      const replays = await Promise.all(keys.map((k, i) => service.brief('investor', body(20 + (i % 30)), who, k)))
+      expect(replays.map((r) => r.replayed)).toEqual(keys.map(() => true))
+      expect(replays.map((r) => r.briefing.briefing_id)).toEqual(firsts.map((r) => r.briefing.briefing_id))
+      for (const k of keys) {
+        const recorded = (await env.store.readStream(idempotencyStream('rita', k))).filter((e) => e.type === 'BriefingReplayed')
+        expect(recorded.map((e) => e.data.idempotency_key)).toEqual([k])
+      }
+      const audited = (await quotaAudit(env.store, 'rita', '2026-05')).filter((e) => e.type === 'BriefingReplayed')
+      expect(audited.map((e) => e.idempotency_key).sort()).toEqual([...keys].sort())
+    })
+
+    test('a replay recorded before decision 0107, in replay-<owner>-<month>, is still in the audit', async () => {
+      const service = serviceOn()
+      const first = await service.brief('investor', body(55), caller('olga'), 'k-olga')
+      const data = {
+        briefing_id: first.briefing.briefing_id,
+        owner_id: 'olga',
+        key_id: 'key_olga',
+        persona: 'investor',
+        idempotency_key: 'k-olga',
+        first_at: '2026-05-20T10:00:00.000Z',
+        quota_month: '2026-05',
+        at: '2026-05-20T10:00:05.000Z',
+      }
+      await env.store.append(legacyReplayStream('olga', '2026-05'), [{ id: crypto.randomUUID(), type: 'BriefingReplayed', data }], 'any')
+      expect((await quotaAudit(env.store, 'olga', '2026-05')).map((e) => [e.type, e.idempotency_key])).toEqual([
+        ['BriefingGenerated', 'k-olga'],
+        ['BriefingReplayed', 'k-olga'],
+      ])
     })
 
     test('the same key with another body or persona is 409 idempotency_conflict and charges nothing', async () => {

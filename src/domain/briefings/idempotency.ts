@@ -45,8 +45,8 @@ export const REPLAY_CATEGORY = 'replay'
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 /** `idempotency-<owner>-<32 hex>`: the key is hashed so any allowed character is safe in a stream name. */
 export const idempotencyStream = (ownerId: string, key: string) => `${IDEMPOTENCY_CATEGORY}-${ownerId}-${sha256(key).slice(0, 32)}`
-/** Replays served to an owner in a month, beside its quota and cache-hit streams (for the audit). */
-export const replayStream = (ownerId: string, month: string) => `${REPLAY_CATEGORY}-${ownerId}-${month}`
+/** Where replays served to an owner in a month were recorded before decision 0107 (read by the audit; nothing is appended there now). */
+export const legacyReplayStream = (ownerId: string, month: string) => `${REPLAY_CATEGORY}-${ownerId}-${month}`
 /** What "the same request" means: the persona and the validated input (the briefing cache key). */
 export const requestHashOf = (cacheKey: string) => sha256(cacheKey)
 /** The id of an attempt's charge or cache hit: the same for every run of the attempt, whatever it decided. */
@@ -99,25 +99,28 @@ export const IdempotencyEventSchemas = {
     may_have_recorded: Type.Optional(Type.Boolean()),
     at: At,
   }),
+  /**
+   * The first result served again, free, to a request of the same key: recorded on the key's stream,
+   * where it was decided (before decision 0107, in `replay-<owner>-<month>`, which the audit still reads).
+   */
+  BriefingReplayed: Type.Object({
+    briefing_id: Type.String(),
+    owner_id: Type.String(),
+    key_id: Type.String(),
+    persona: oneOf(PERSONA_IDS),
+    idempotency_key: Type.String(),
+    /** When the first result was recorded. */
+    first_at: At,
+    quota_month: Type.String(),
+    at: At,
+  }),
 }
 export type IdempotencyEvent = {
   [K in keyof typeof IdempotencyEventSchemas]: { type: K; data: Static<(typeof IdempotencyEventSchemas)[K]> }
 }[keyof typeof IdempotencyEventSchemas]
 export const isIdempotencyEvent = (event: { type: string }): event is IdempotencyEvent => Object.hasOwn(IdempotencyEventSchemas, event.type)
 
-/** A first result served again, free; lives in `replay-<owner>-<month>`. */
-export const BriefingReplayedSchema = Type.Object({
-  briefing_id: Type.String(),
-  owner_id: Type.String(),
-  key_id: Type.String(),
-  persona: oneOf(PERSONA_IDS),
-  idempotency_key: Type.String(),
-  /** When the first result was recorded. */
-  first_at: At,
-  quota_month: Type.String(),
-  at: At,
-})
-export type BriefingReplayed = Static<typeof BriefingReplayedSchema>
+export type BriefingReplayed = Static<(typeof IdempotencyEventSchemas)['BriefingReplayed']>
 
 /** The replay to `asker` at `at` of the first result of `key` (recorded at `firstAt`). */
 export const briefingReplayed = (replay: {
@@ -187,6 +190,9 @@ export function evolveIdempotency(state: IdempotencyState, event: IdempotencyEve
       const mayBeCharged = attempt !== null && (event.data.may_have_recorded === true || attempt.runs > 1)
       return { status: 'free', open: mayBeCharged ? attempt : null }
     }
+    case 'BriefingReplayed':
+      // Serving the result again changes nothing of the key.
+      return state
     default: {
       const never: never = event
       throw new Error(`unhandled ${JSON.stringify(never)}`)
