@@ -87,7 +87,7 @@ function ownFigures(columns: ListingColumns, slots: Int32Array): OwnFigures {
   }
 }
 
-const salesOf = (columns: ListingColumns, slots: Int32Array) => slots.filter((slot) => columns.operationOf(slot) === SALE)
+const salesOf = (columns: ListingColumns, slots: Int32Array) => columns.where(slots, 'operation', SALE)
 
 /** All of `slots` counted, the medians over their sale listings. */
 function saleFigures(columns: ListingColumns, slots: Int32Array): SaleFigures {
@@ -99,15 +99,13 @@ const NONE = new Int32Array(0)
 
 /** The figures of a zone whose active listings are `slots` (only `figures`: the other rows read as empty). */
 export function zoneNow(columns: ListingColumns, slots: Int32Array, figures: Figures = 'detail'): ZoneNow {
-  const part = (belongs: (slot: number) => boolean) => slots.filter(belongs)
   const detail = figures === 'detail'
-  let broker = 0
-  for (const slot of slots) if (columns.sourceOf(slot) === BROKER) broker += 1
+  const broker = columns.count(slots, 'source', BROKER)
   return {
     ...saleFigures(columns, slots),
-    by_property_type: PROPERTY_TYPES.map((_, t) => saleFigures(columns, detail ? part((slot) => columns.typeOf(slot) === t) : NONE)),
-    by_bedrooms: BEDROOM_GROUPS.map((_, b) => saleFigures(columns, detail ? part((slot) => columns.bedroomGroupOf(slot) === b) : NONE)),
-    by_operation: OPERATIONS.map((_, o) => ownFigures(columns, figures !== 'summary' ? part((slot) => columns.operationOf(slot) === o) : NONE)),
+    by_property_type: PROPERTY_TYPES.map((_, t) => saleFigures(columns, detail ? columns.where(slots, 'propertyType', t) : NONE)),
+    by_bedrooms: BEDROOM_GROUPS.map((_, b) => saleFigures(columns, detail ? columns.where(slots, 'bedroomGroup', b) : NONE)),
+    by_operation: OPERATIONS.map((_, o) => ownFigures(columns, figures !== 'summary' ? columns.where(slots, 'operation', o) : NONE)),
     sources: { broker, scraped: slots.length - broker },
     medianListedMs: slots.length < MIN_FOR_MEDIAN ? null : listedMedianMs(columns.atRanks('listedMicros', slots, ...middleRanks(slots.length))),
   }
