@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Coalesced } from '../../projections/engine/coalesce.ts'
 import { followLive } from '../../projections/engine/follow.ts'
 import { type LiveGeneration, liveTables } from '../../projections/engine/live-tables.ts'
-import { type Projection, sql } from '../../projections/engine/projection.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { eventually } from '../support/eventually.ts'
+import { tickCounter } from '../support/tick-counter.ts'
 
 /** The one follow loop: Coalesced (one run at a time) and followLive (an in-memory copy of a live generation). */
 
@@ -67,16 +67,7 @@ describe('coalesced runs', () => {
   })
 })
 
-/** Events per stream, in one table. */
-const counter: Projection<'counts'> = {
-  name: 'follow_counter',
-  version: 1,
-  categories: ['tick'],
-  tables: { counts: 'follow_counter_counts' },
-  schema: (t) => [`create table if not exists ${t.counts} (stream text primary key, n integer not null)`],
-  indexes: () => [],
-  apply: (event, t) => [sql(`insert into ${t.counts} values ($1, 1) on conflict (stream) do update set n = ${t.counts}.n + 1`, event.stream)],
-}
+const counter = tickCounter('follow_counter')
 
 describe('a follower of a live generation', () => {
   let db: Db

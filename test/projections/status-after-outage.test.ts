@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Projection, sql } from '../../projections/engine/projection.ts'
 import { listGenerations } from '../../projections/engine/generations.ts'
 import { ProjectionRunner } from '../../projections/engine/runner.ts'
 import { openPglite } from '../../src/db/pglite.ts'
@@ -7,6 +6,7 @@ import type { Db } from '../../src/db/port.ts'
 import { EventStoreUnavailable, type EventStore } from '../../src/eventstore/port.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { eventually } from '../support/eventually.ts'
+import { tickCounter } from '../support/tick-counter.ts'
 
 /**
  * `projections status` after an outage of the event store (issue 28, item 6): while the store does
@@ -14,16 +14,7 @@ import { eventually } from '../support/eventually.ts'
  * though no event came since (before, it stayed until the next event was applied).
  */
 
-/** Events per stream, in one table. */
-const counter: Projection<'counts'> = {
-  name: 'outage_counter',
-  version: 1,
-  categories: ['tick'],
-  tables: { counts: 'outage_counter_counts' },
-  schema: (t) => [`create table if not exists ${t.counts} (stream text primary key, n integer not null)`],
-  indexes: () => [],
-  apply: (event, t) => [sql(`insert into ${t.counts} values ($1, 1) on conflict (stream) do update set n = ${t.counts}.n + 1`, event.stream)],
-}
+const counter = tickCounter('outage_counter')
 
 /** `db` as a server that can be stopped: while `down`, every call fails as an unreachable store's does. */
 function stoppable(db: Db) {
