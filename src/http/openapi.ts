@@ -287,6 +287,8 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
     info: {
       title: 'Mirador API',
       version: info.version,
+      // Not open source: used under a subscription. An SPDX reference to a licence of our own (no public URL to give).
+      license: { name: 'Proprietary: used under a Mirador API subscription', identifier: 'LicenseRef-Mirador-Proprietary' },
       summary: 'Real-estate market intelligence for GT, SV, HN, CR, BZ, DO, PA and BR',
       description: [
         [
