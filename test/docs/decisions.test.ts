@@ -23,14 +23,14 @@ const filesUnder = (dir: string, endings: string[]): string[] =>
   })
 
 describe('decision records', () => {
-  test('every numbered record has a title, Context, Decision and Status, which is Accepted or Superseded by a record', () => {
+  test('every numbered record has a title, Context, Decision and Status, which is Proposed, Accepted or Superseded by a record', () => {
     expect(numbered.length).toBeGreaterThan(0)
     for (const name of numbered) {
       const text = readFileSync(join(RECORDS, name), 'utf8')
       expect(text, name).toMatch(/^# \S/)
       for (const section of ['## Context', '## Decision', '## Status']) expect(text, `${name}: ${section}`).toContain(`\n${section}\n`)
       const status = text.split('\n## Status\n')[1]!.trim()
-      expect(status, name).toMatch(/^(Accepted \(\d{4}-\d\d-\d\d|Superseded by \[\d{4}\]\(\d{4}-[a-z0-9-]+\.md\) \(\d{4}-\d\d-\d\d\))/)
+      expect(status, name).toMatch(/^((?:Proposed|Accepted) \(\d{4}-\d\d-\d\d|Superseded by \[\d{4}\]\(\d{4}-[a-z0-9-]+\.md\) \(\d{4}-\d\d-\d\d\))/)
     }
   })
 
@@ -61,8 +61,9 @@ describe('the index, docs/decisions.md', () => {
       const row = index.split('\n').find((line) => line.includes(`](decisions/${name})`) && line.startsWith(`| ${name.slice(0, 4)} |`))
       expect(row, `${name} has no row in the index`).toBeDefined()
       expect(row, name).toContain(`[${title}](decisions/${name})`)
-      const superseded = text.split('\n## Status\n')[1]!.trim().match(/^Superseded by \[(\d{4})\]/)
-      expect(row, name).toContain(superseded ? `Superseded by [${superseded[1]}]` : 'Accepted (')
+      const status = text.split('\n## Status\n')[1]!.trim()
+      const superseded = status.match(/^Superseded by \[(\d{4})\]/)
+      expect(row, name).toContain(superseded ? `Superseded by [${superseded[1]}]` : status.startsWith('Proposed') ? 'Proposed (' : 'Accepted (')
     }
   })
 
