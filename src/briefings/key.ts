@@ -87,6 +87,17 @@ export class KeySteps {
     return charged && respond(briefingOf(charged.briefing), false, charged.usage)
   }
 
+  /**
+   * The quota refused this run of an attempt that an earlier run may have charged: that charge can
+   * land after this run looked for it (its append was still on its way when its request gave up), and
+   * the quota then counts it. Its briefing is the key's result, not a refusal; else the refusal stands.
+   */
+  async recoverRefused(held: Held, ask: Ask, refusal: unknown): Promise<BriefingResponse> {
+    const charged = held.continuing && isAppError(refusal) && refusal.code === 'quota_exceeded' ? await this.recover(held, ask) : null
+    if (charged) return charged
+    throw refusal
+  }
+
   /** 7. Complete the key with its first result; null if another run took the key over meanwhile. */
   async complete(held: Held, briefing: BriefingResponse): Promise<Briefed | null> {
     const completed = await this.holding(held, { type: 'CompleteKey', request: held.request, claimId: held.claimId, briefingId: briefing.briefing_id, response: briefing, at: this.deps.clock() })

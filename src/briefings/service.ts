@@ -64,7 +64,7 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
     try {
       // 3.–6., unless an earlier run of the attempt charged: then the key's result is that briefing
       const recovered = held.continuing ? await key.recover(held, ask) : null
-      const briefing = recovered ?? (await answer(ask, now, held.run))
+      const briefing = recovered ?? (await answer(ask, now, held.run).catch((refusal: unknown) => key.recoverRefused(held, ask, refusal)))
       // 7. complete the key. Should that fail, this run's charge or cache hit is recorded (a recovered one is an earlier run's).
       return await key.complete(held, briefing).catch((error: unknown) => Promise.reject(recovered ? error : new FailedRecording(error)))
     } catch (failure) {

@@ -4,10 +4,13 @@ import { quotaStream } from '../../src/domain/briefings/events.ts'
 import { idempotencyStream, legacyReplayStream } from '../../src/domain/briefings/idempotency.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { AppError } from '../../src/shared/errors.ts'
+import { type EventStore, EventStoreUnavailable } from '../../src/eventstore/port.ts'
+import { ProjectionRunner } from '../../projections/engine/runner.ts'
+import { briefingUsageProjection } from '../../projections/briefings/usage.ts'
 import { startTestSystem, type TestSystem } from '../support/app.ts'
 import { databaseTargets, uniqueSchema } from '../support/databases.ts'
 import { fixtureFacts, gtZones } from './fixtures.ts'
-import { briefingStoreFor, caller, failure, type ServiceOptions, testClock, testService, twoProcessesOn } from './harness.ts'
+import { briefingStoreFor, caller, failure, followBriefings, type ServiceOptions, testClock, testService, twoProcessesOn } from './harness.ts'
 
 const facts = fixtureFacts(gtZones(60))
 
@@ -30,6 +33,40 @@ function slowWriter(ms: number): BriefingWriter & { calls: number; failNext: num
 }
 
 const body = (zone: number, extra: Record<string, unknown> = {}) => ({ zone: `Zona ${zone}`, profile: 'balanced', ...extra })
+
+/**
+ * `store` whose first append to `stream` is cut short as a request's deadline cuts it: the caller gets
+ * a 503 (sent, outcome unknown) and the append lands later, right after the next look at `stream`
+ * (so that look misses it, and whatever comes after it finds it), followed by `afterLanding`.
+ */
+function landsLate(store: EventStore, stream: string, afterLanding: () => Promise<unknown>) {
+  let late: (() => Promise<unknown>) | null = null
+  let cut = false
+  return new Proxy(store, {
+    get(target, name) {
+      if (name === 'append') {
+        return async (...args: Parameters<EventStore['append']>) => {
+          if (args[0] !== stream || cut) return target.append(...args)
+          cut = true
+          late = () => target.append(...args)
+          throw new EventStoreUnavailable('no answer within the request\'s time (cut short by the spec)')
+        }
+      }
+      if (name === 'readStream') {
+        return async (name: string) => {
+          const read = await target.readStream(name)
+          if (name === stream && late) {
+            await [late, (late = null)][0]!()
+            await afterLanding()
+          }
+          return read
+        }
+      }
+      const value = Reflect.get(target, name, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
 
 for (const target of databaseTargets('idempotent briefings')) {
   describe(`Idempotency-Key on briefings (${target.name})`, () => {
@@ -94,6 +131,30 @@ for (const target of databaseTargets('idempotent briefings')) {
         ['BriefingGenerated', 'k-olga'],
         ['BriefingReplayed', 'k-olga'],
       ])
+    })
+
+    test('a charge that lands after the retry looked for it: the retry, refused by the now full quota, serves that charge', async () => {
+      // The usage read model counts the late charge at once; the cache has not seen it yet (each projection follows on its own).
+      const usage = new ProjectionRunner(env.db, env.store, [briefingUsageProjection])
+      const store = landsLate(env.store, quotaStream('lena', '2026-05'), () => usage.catchUp())
+      const service = testService(env.db, store, facts, { quotas: { pro: 1, enterprise: 1 } })
+      const who = caller('lena')
+      await env.projections.stop()
+      try {
+        // The first run's charge is on its way when its request gives up: 503, the key released as "may have charged".
+        expect((await failure(service.brief('investor', body(58), who, 'k-lena'))).code).toBe('service_unavailable')
+        // The retry, on another process, looks for that charge (not there yet); then the quota says the
+        // month's one briefing is used: by that very charge.
+        const other = testService(env.db, store, facts, { quotas: { pro: 1, enterprise: 1 } })
+        const retry = await other.brief('investor', body(58), who, 'k-lena')
+        const charges = await env.store.readStream(quotaStream('lena', '2026-05'))
+        expect(charges).toHaveLength(1)
+        expect(retry).toMatchObject({ replayed: false, briefing: { briefing_id: charges[0]!.data.briefing_id, usage: { used: 1, quota: 1 } } })
+        // And from then on, the key's result.
+        expect(await service.brief('investor', body(58), who, 'k-lena')).toEqual({ replayed: true, briefing: retry.briefing })
+      } finally {
+        env.projections = await followBriefings(env.db, env.store)
+      }
     })
 
     test('the same key with another body or persona is 409 idempotency_conflict and charges nothing', async () => {
