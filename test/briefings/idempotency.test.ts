@@ -53,13 +53,15 @@ function landsLate(store: EventStore, stream: string, afterLanding: () => Promis
         }
       }
       if (name === 'readStream') {
-        return async (name: string) => {
-          const read = await target.readStream(name)
-          if (name === stream && late) {
-            await [late, (late = null)][0]!()
+        return async (read: string) => {
+          const events = await target.readStream(read)
+          if (read === stream && late) {
+            const land = late
+            late = null
+            await land()
             await afterLanding()
           }
-          return read
+          return events
         }
       }
       const value = Reflect.get(target, name, target)
