@@ -25,7 +25,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('the access log of the real server
     const stdout = server.output().split('\n').filter((line) => line.startsWith('{'))
     const entries = stdout.map((line) => JSON.parse(line) as Record<string, unknown>)
     const logged = entries.filter((entry) => entry.event === 'request' && String(entry.request_id).startsWith(`log-${signal}-`))
-    expect(logged.map((entry) => entry.request_id).sort()).toEqual([...ids].sort())
+    expect(logged.map((entry) => entry.request_id).sort(), `the server's output, last lines:\n${server.output().slice(-2000)}`).toEqual([...ids].sort())
     expect(logged.every((entry) => entry.method === 'GET' && entry.path === '/api/v1/health' && entry.status === 401)).toBe(true)
     expect(entries).toContainEqual(expect.objectContaining({ event: 'stopping', signal }))
     expect(entries.at(-1)).toMatchObject({ event: 'stopped', signal })

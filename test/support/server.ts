@@ -107,6 +107,9 @@ export type RunningServer = {
   listened: Promise<void>
 }
 
+/** How long `stop` lets the server shut down before it kills it (a loaded machine's PGlite closes slowly). */
+const STOP_GRACE_MS = 30_000
+
 /**
  * Starts the real server (`bun src/main.ts`, or the entry of `runtime`) and resolves once it logs
  * that it listens; with `untilListening: false`, at once (its `listened` says when).
@@ -158,9 +161,14 @@ export async function startServer(
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return
       child.kill(signal)
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      let killed = false
+      const timer = setTimeout(() => {
+        killed = child.kill('SIGKILL')
+      }, STOP_GRACE_MS)
       await exited
       clearTimeout(timer)
+      // A server killed here lost what it had not written: say so, rather than let a spec read a truncated log.
+      if (killed && signal !== 'SIGKILL') throw new Error(`the server did not stop within ${STOP_GRACE_MS / 1000} s of ${signal} and was killed; its output:\n${output}`)
     },
     cli: (...args) => runCli(args, fullEnv),
     listened,
