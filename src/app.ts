@@ -6,6 +6,7 @@ import { probeRoutes, type QuotaReader, type ServerHealth } from './health/route
 import type { ListingInventory } from '../projections/listings/inventory.ts'
 import { LISTING_OPERATIONS } from './listings/routes.ts'
 import { ZONE_OPERATIONS } from './zones/routes.ts'
+import { ESTIMATE_OPERATIONS } from './estimates/routes.ts'
 import type { ReadyZones } from '../projections/listings/ready-zones.ts'
 import { docsRoutes } from './docs/routes.ts'
 import type { KeyLookup } from './http/authenticate.ts'
@@ -74,7 +75,7 @@ type OperationDeps = Pick<ApiDeps, 'clock' | 'quota' | 'health' | 'zones' | 'inv
  * document lists them. The one list: the routes, the document, the docs page and the specs that
  * go through every route are all derived from it.
  */
-export const API_OPERATIONS: readonly Operation<OperationDeps>[] = [getHealth, ...ZONE_OPERATIONS, ...LISTING_OPERATIONS, ...BRIEFING_OPERATIONS]
+export const API_OPERATIONS: readonly Operation<OperationDeps>[] = [getHealth, ...ZONE_OPERATIONS, ...LISTING_OPERATIONS, ...ESTIMATE_OPERATIONS, ...BRIEFING_OPERATIONS]
 
 /** The API's features: its operations, mounted behind `gate`, relative to the API prefix. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [

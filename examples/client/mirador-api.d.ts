@@ -104,6 +104,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a property is worth: a price or monthly rent, its range and confidence, and the comparables behind it
+         * @description An estimate from the public listings (active, verified, broker) of the same zone, operation and property type most like the property, widening the area band and dropping bedrooms when too few match; each comparable is returned with the figures it was used with, so the estimate can be recomputed by hand (docs/statistics.md). Too few comparables even at the widest level: `estimate: null` with the reason. A zone the country does not have (then) is 404.
+         */
+        get: operations["getEstimate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/briefings/personas": {
         parameters: {
             query?: never;
@@ -1328,6 +1348,264 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    getEstimate: {
+        parameters: {
+            query: {
+                /**
+                 * @description country code; GT when absent (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
+                 * @example GT
+                 */
+                country?: string;
+                /**
+                 * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros), in any letter case
+                 * @example zona-3
+                 */
+                zone: string;
+                /**
+                 * @description Venta (a sale price) or Renta (a monthly rent) (one of Venta, Renta, in any letter case)
+                 * @example Venta
+                 */
+                operation: string;
+                /**
+                 * @description property type (one of Apartamento, Casa, Terreno, Oficina, Local, Bodega, in any letter case)
+                 * @example Casa
+                 */
+                property_type: string;
+                /**
+                 * @description the property's area in m²; an amount from 1 to 1000000, in decimal digits without sign or leading zeros (a fraction allowed: 1999.99)
+                 * @example 120
+                 */
+                area_m2: string;
+                /** @description bedrooms: same-bedroom listings are preferred, and each bedroom of difference counts in the distance; an integer from 0 to 100, in decimal digits without sign or leading zeros */
+                bedrooms?: string;
+                /** @description bathrooms (halves allowed): each of difference counts in the distance; an amount from 0 to 100, in decimal digits without sign or leading zeros (a fraction allowed: 1999.99) */
+                bathrooms?: string;
+                /** @description comparables used and shown; an integer from 5 to 50, in decimal digits without sign or leading zeros */
+                comparables?: string;
+                /**
+                 * @description answer as the market stood at this instant (ISO 8601 with offset, a real calendar time), by the feed's own times; not after the time of the request, not before the first listing event (else 400)
+                 * @example 2026-04-01T00:00:00Z
+                 */
+                as_of?: string;
+            };
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        /** @enum {string} */
+                        country: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                        zone: string;
+                        slug: string;
+                        /** @enum {string} */
+                        operation: "Venta" | "Renta";
+                        /** @enum {string} */
+                        property_type: "Apartamento" | "Casa" | "Terreno" | "Oficina" | "Local" | "Bodega";
+                        area_m2: number;
+                        /** @description as asked; null when not given */
+                        bedrooms: number | null;
+                        /** @description as asked; null when not given */
+                        bathrooms: number | null;
+                        /** @description the instant answered, with as_of only */
+                        as_of?: string;
+                        /** @description null when even the widest level keeps fewer than min_comparables listings */
+                        estimate: {
+                            /** @description the median price per m² of the comparables (exact) × area_m2: a sale price, or a monthly rent for Renta */
+                            price_usd: number;
+                            /** @description the median of the comparables’ exact prices per m² */
+                            price_per_m2_usd: number;
+                            /** @description 25th percentile (nearest rank) of the comparables’ prices per m² × area_m2 */
+                            low_usd: number;
+                            /** @description 75th percentile (nearest rank) of the comparables’ prices per m² × area_m2 */
+                            high_usd: number;
+                            /**
+                             * @description high: ≥ 8 comparables, widened at most to level 2, high − low ≤ 25 % of the price; medium: level ≤ 3 and ≤ 50 %; else low
+                             * @enum {string}
+                             */
+                            confidence: "high" | "medium" | "low";
+                        } | null;
+                        /** @description why estimate is null */
+                        reason: "too_few_comparables" | null;
+                        /** @description closest first: every figure of the estimate is over exactly these */
+                        comparables: {
+                            /** @description the id of the public listing (as in /listings) */
+                            listing_id: string;
+                            area_m2: number;
+                            bedrooms: number;
+                            bathrooms: number;
+                            /** @description its price (monthly rent for Renta) at the instant */
+                            price_usd: number;
+                            /** @description price_usd / area_m2 rounded once to cents (the exact quotient is what the figures use) */
+                            price_per_m2_usd: number;
+                            /** @description its exact price per m² × the subject’s area_m2: what it says the property is worth */
+                            adjusted_price_usd: number;
+                            /** @description |ln(area / area_m2)| + 0.25 × bedrooms apart + 0.1 × bathrooms apart (terms of given inputs only), 6 decimals; the order */
+                            distance: number;
+                            /** @description 1 / (1 + distance), 4 decimals (1 is identical) */
+                            similarity: number;
+                        }[];
+                        method: {
+                            /** @description the method of docs/statistics.md this answer follows */
+                            version: number;
+                            /** @description how far the search widened: 1 same bedrooms and area ±25 %, 2 area ±25 %, 3 area ±50 %, 4 any area; null: no estimate */
+                            level: (1 | 2 | 3 | 4) | null;
+                            /** @description public listings of the zone, operation and property type at the instant */
+                            candidates: number;
+                            /** @description candidates the level kept */
+                            kept: number;
+                            /** @description comparables used and shown: the closest kept ones, at most `comparables` */
+                            used: number;
+                            /** @description no estimate rests on fewer */
+                            min_comparables: number;
+                        };
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description rate_limit */

@@ -1,5 +1,7 @@
 import { IdTable } from './listing-ids.ts'
 import type { ListingSearch } from './search.ts'
+import type { ComparableListing } from '../../src/domain/market/comparable.ts'
+import { grown } from '../../src/domain/market/listing-columns.ts'
 
 /**
  * The sort and filter keys of one public listing: all /listings needs to pick and order a page.
@@ -14,6 +16,10 @@ export type ListingKey = {
   propertyType: string
   listedMicros: number
   priceCents: number
+  /** What an estimate compares (src/domain/market/estimate.ts): area, bedrooms, bathrooms. */
+  areaM2: number
+  bedrooms: number
+  bathrooms: number
 }
 
 /** A page of ids in the search's order and the number of all matches. */
@@ -63,6 +69,9 @@ export class ListingIndex {
   private slots = 0
   private micros = new Float64Array(1024)
   private cents = new Float64Array(1024)
+  private area = new Float64Array(1024)
+  private bedrooms = new Uint8Array(1024)
+  private bathrooms = new Float64Array(1024)
   /** Per slot, the buckets it belongs to (shared by every listing of the same country, zone, operation and type). */
   private bucketsOf: (readonly Bucket[] | undefined)[] = []
   private readonly free: number[] = []
@@ -165,6 +174,18 @@ export class ListingIndex {
     return { total, ids: slots.map((slot) => this.ids.idAt(slot)) }
   }
 
+  /** The public listings of one country, zone, operation and property type, as an estimate compares them (in no particular order). */
+  comparables(country: string, zone: number, operation: string, propertyType: string): ComparableListing[] {
+    const bucket = this.buckets.get(bucketName(country, zone, operation, propertyType))
+    if (!bucket) return []
+    const found: ComparableListing[] = new Array(bucket.size)
+    for (let i = 0; i < bucket.size; i++) {
+      const slot = bucket.newest[i]!
+      found[i] = { id: this.ids.idAt(slot), areaM2: this.area[slot]!, bedrooms: this.bedrooms[slot]!, bathrooms: this.bathrooms[slot]!, cents: this.cents[slot]! }
+    }
+    return found
+  }
+
   // ---- internals --------------------------------------------------------------------------------
 
   /** Negative when slot `a` comes first: listed_at desc, listing_id desc. */
@@ -215,16 +236,19 @@ export class ListingIndex {
     const slot = this.free.pop() ?? this.slots++
     this.ids.reserve(slot + 1)
     if (slot >= this.micros.length) {
-      const micros = new Float64Array(this.micros.length * 2)
-      micros.set(this.micros)
-      const cents = new Float64Array(this.cents.length * 2)
-      cents.set(this.cents)
-      this.micros = micros
-      this.cents = cents
+      const size = this.micros.length * 2
+      this.micros = grown(this.micros, size)
+      this.cents = grown(this.cents, size)
+      this.area = grown(this.area, size)
+      this.bedrooms = grown(this.bedrooms, size)
+      this.bathrooms = grown(this.bathrooms, size)
     }
     this.ids.set(slot, key.id)
     this.micros[slot] = key.listedMicros
     this.cents[slot] = key.priceCents
+    this.area[slot] = key.areaM2
+    this.bedrooms[slot] = key.bedrooms
+    this.bathrooms[slot] = key.bathrooms
     return slot
   }
 

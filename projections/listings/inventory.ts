@@ -5,6 +5,7 @@ import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
 import { type Db, type Row, toNumber } from '../../src/db/port.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { LISTING_RECORD, type RecordEntry } from '../../src/domain/listings/fields.ts'
+import type { ComparableListing } from '../../src/domain/market/comparable.ts'
 import { daysOnMarket, daysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
 import { ReadyBytes } from '../../src/shared/ready-bytes.ts'
 import { type ListingKey, ListingIndex } from './inventory-index.ts'
@@ -31,6 +32,9 @@ type KeyRow = Row & {
   property_type: string
   listed_us: unknown
   cents: unknown
+  area_m2: unknown
+  bedrooms: unknown
+  bathrooms: unknown
 }
 
 const RECORD_COLUMNS = LISTING_COLUMNS.record
@@ -38,9 +42,13 @@ const RECORD_COLUMNS = LISTING_COLUMNS.record
 const LISTED_US = '(extract(epoch from listed_at) * 1000000)::int8'
 const CENTS = '(price_usd * 100)::int8'
 
+/** Per listing in a group row, after its id: listed_us, cents, area, bedrooms, bathrooms (doubles as their shortest text: exact). */
+const GROUP_FIELDS = `${LISTED_US} || ',' || ${CENTS} || ',' || area_m2 || ',' || bedrooms || ',' || bathrooms`
+const FIELD_COUNT = 6
+
 /**
  * A whole generation arrives as one row per country, zone, operation and property type, its
- * listings as `id,listed_us,cents,…`: far fewer rows to decode than one per listing, and less
+ * listings as `id,listed_us,cents,area,bedrooms,bathrooms,…`: far fewer rows to decode than one per listing, and less
  * memory while loading.
  */
 type GroupRow = Row & { country: string; zone_no: number; operation: string; property_type: string; listings: string }
@@ -48,7 +56,7 @@ type GroupRow = Row & { country: string; zone_no: number; operation: string; pro
 function* keysOfGroups(groups: readonly GroupRow[]): Generator<ListingKey> {
   for (const group of groups) {
     const fields = group.listings.split(',')
-    for (let i = 0; i + 2 < fields.length; i += 3) {
+    for (let i = 0; i + FIELD_COUNT - 1 < fields.length; i += FIELD_COUNT) {
       yield {
         id: fields[i]!,
         country: group.country,
@@ -57,6 +65,9 @@ function* keysOfGroups(groups: readonly GroupRow[]): Generator<ListingKey> {
         propertyType: group.property_type,
         listedMicros: Number(fields[i + 1]),
         priceCents: Number(fields[i + 2]),
+        areaM2: Number(fields[i + 3]),
+        bedrooms: Number(fields[i + 4]),
+        bathrooms: Number(fields[i + 5]),
       }
     }
   }
@@ -70,6 +81,9 @@ const keyOf = (row: KeyRow): ListingKey => ({
   propertyType: row.property_type,
   listedMicros: toNumber(row.listed_us),
   priceCents: toNumber(row.cents),
+  areaM2: toNumber(row.area_m2),
+  bedrooms: toNumber(row.bedrooms),
+  bathrooms: toNumber(row.bathrooms),
 })
 
 /**
@@ -197,6 +211,12 @@ export class ListingInventory {
     return { body, until }
   }
 
+  /** The public listings of a country, zone, operation and property type now, as an estimate compares them. */
+  async comparables(country: string, zone: number, operation: string, propertyType: string): Promise<ComparableListing[]> {
+    const current = this.loaded.current()
+    return (current instanceof Promise ? await current : current).index.comparables(country, zone, operation, propertyType)
+  }
+
   /** Resolves when every notice received so far is reflected in the answers. */
   settled(): Promise<void> {
     return this.loaded.settled()
@@ -256,7 +276,7 @@ function idsOf(events: readonly RecordedEvent[]): string[] {
 async function load(db: Db, generation: LiveGeneration, capacity: number): Promise<Loaded> {
   const table = generationTables(listingsProjection, generation).listings
   const groups = await db.query<GroupRow>(
-    `select country, zone_no, operation, property_type, string_agg(listing_id || ',' || ${LISTED_US} || ',' || ${CENTS}, ',') as listings
+    `select country, zone_no, operation, property_type, string_agg(listing_id || ',' || ${GROUP_FIELDS}, ',') as listings
        from ${table} where public group by country, zone_no, operation, property_type`,
   )
   const index = ListingIndex.of(keysOfGroups(groups))

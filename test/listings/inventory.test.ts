@@ -12,6 +12,9 @@ const aKey = (overrides: Partial<ListingKey> = {}): ListingKey => ({
   propertyType: 'Apartamento',
   listedMicros: 1_772_359_200_000_000,
   priceCents: 20_000_000,
+  areaM2: 120,
+  bedrooms: 2,
+  bathrooms: 1.5,
   ...overrides,
 })
 
@@ -148,6 +151,9 @@ describe('the listing index', () => {
     propertyType: fc.constantFrom('Casa', 'Apartamento'),
     listedMicros: fc.integer({ min: 0, max: 5 }),
     priceCents: fc.integer({ min: 0, max: 400 }),
+    areaM2: fc.integer({ min: 1, max: 100_000 }).map((n) => n / 100),
+    bedrooms: fc.integer({ min: 0, max: 100 }),
+    bathrooms: fc.integer({ min: 0, max: 200 }).map((n) => n / 2),
   })
   const search = fc.record({
     country: fc.constantFrom('GT', 'CR') as fc.Arbitrary<ListingSearch['country']>,
@@ -183,6 +189,15 @@ describe('the listing index', () => {
           const expected = bruteForce([...final.values()], s)
           expect(built.search(s)).toEqual(expected)
           expect(rebuilt.search(s)).toEqual(expected)
+          if (s.zone !== null && s.operation !== null && s.property_type !== null) {
+            // What an estimate compares: the same listings, with the figures last put.
+            const comparable = [...final.values()]
+              .filter((k) => k.country === s.country && k.zone === s.zone && k.operation === s.operation && k.propertyType === s.property_type)
+              .map((k) => ({ id: k.id, areaM2: k.areaM2, bedrooms: k.bedrooms, bathrooms: k.bathrooms, cents: k.priceCents }))
+            const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1)
+            expect(built.comparables(s.country, s.zone, s.operation, s.property_type).sort(byId)).toEqual(comparable.sort(byId))
+            expect(rebuilt.comparables(s.country, s.zone, s.operation, s.property_type).sort(byId)).toEqual(comparable.sort(byId))
+          }
         }
       }),
       { numRuns: 500 },

@@ -5,7 +5,8 @@ import { API_PREFIX } from '../../src/http/routing.ts'
  * Every operation of the API, read from the one list the app mounts (src/app.ts `API_OPERATIONS`):
  * its route as Elysia writes it, as the OpenAPI document writes it, the scope it needs, and a
  * request that a key with that scope gets 200 from on the demo market: the path with each path
- * parameter's documented example, the body with the operation's first documented example.
+ * parameter's documented example, each required query parameter's first example, the body with the
+ * operation's first documented example.
  */
 export type OperationRequest = {
   method: 'GET' | 'POST'
@@ -25,6 +26,12 @@ const exampleOf = (schema: unknown): string => {
   return String(examples[0])
 }
 
+/** `?name=example&…` of the query parameters a request must give, or nothing. */
+const requiredQuery = (query: { properties: Record<string, unknown>; required?: string[] } | undefined): string => {
+  const required = query?.required ?? []
+  return required.length === 0 ? '' : `?${required.map((name) => `${name}=${encodeURIComponent(exampleOf(query!.properties[name]))}`).join('&')}`
+}
+
 export const OPERATIONS: OperationRequest[] = API_OPERATIONS.map(({ method, path, access, spec }) => {
   const params = spec.inputs?.params?.properties ?? {}
   const example = spec.body?.examples && Object.values(spec.body.examples)[0]
@@ -33,7 +40,7 @@ export const OPERATIONS: OperationRequest[] = API_OPERATIONS.map(({ method, path
     route: `${API_PREFIX}${path}`,
     documented: `${API_PREFIX}${path.replace(/:(\w+)/g, '{$1}')}`,
     scope: access,
-    path: `${API_PREFIX}${path.replace(/:(\w+)/g, (_, name: string) => exampleOf(params[name]))}`,
+    path: `${API_PREFIX}${path.replace(/:(\w+)/g, (_, name: string) => exampleOf(params[name]))}${requiredQuery(spec.inputs?.query)}`,
     ...(example === undefined ? {} : { body: JSON.stringify(example) }),
   }
 })

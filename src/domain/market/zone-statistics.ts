@@ -37,6 +37,16 @@ export const changeWindowStart = (clockMs: number): number => clockMs - CHANGE_W
  */
 const middleRanks = (n: number): [number, number] => [(n - 1) >> 1, n >> 1]
 
+/**
+ * The middle values of `sorted` (ascending, non-empty): the middle one twice (n odd) or the two
+ * middle ones (n even); the median is their mean. For the estimates (estimate.ts), which take this
+ * median of their comparables' exact prices per m².
+ */
+export function middleOf<T>(sorted: readonly T[]): [T, T] {
+  const [lower, upper] = middleRanks(sorted.length)
+  return [sorted[lower]!, sorted[upper]!]
+}
+
 /** The median of amounts in whole cents, in USD: the mean of the middle values rounded once to cents, half away from zero. */
 const centsMedian = ([lower, upper]: [number, number]): number => divideRounded(lower + upper, 2) / 100
 

@@ -1,0 +1,156 @@
+import type { ComparableListing } from './comparable.ts'
+import { type Decimal, decimalOf, divideHalfAwayFromZero } from './decimal.ts'
+import type { Confidence, EstimateFigures, EstimateResponse } from './estimate-figures.ts'
+import { middleOf } from './zone-statistics.ts'
+
+/**
+ * An estimate of one property's price or monthly rent from the public listings most like it
+ * (docs/statistics.md, "Estimates"): which listings are kept (widening levels), their order
+ * (distance), and the figures over the ones used. Pure: the caller hands over the candidates, the
+ * public listings of the subject's country, zone, operation and property type at the instant asked.
+ */
+
+// ---- The rules ----------------------------------------------------------------------------------
+
+export const ESTIMATE_METHOD_VERSION = 1
+/** No estimate rests on fewer listings than this, at any level. */
+export const MIN_COMPARABLES = 5
+export const DEFAULT_COMPARABLES = 10
+export const MAX_COMPARABLES = 50
+/** `high` confidence needs at least this many comparables used. */
+const HIGH_CONFIDENCE_COMPARABLES = 8
+
+/** A widening level: same bedrooms or not, and the area band in quarters of the subject's area (null: any area). */
+type Level = { level: 1 | 2 | 3 | 4; sameBedrooms: boolean; quarters: 1 | 2 | null }
+const LEVELS: readonly Level[] = [
+  { level: 1, sameBedrooms: true, quarters: 1 },
+  { level: 2, sameBedrooms: false, quarters: 1 },
+  { level: 3, sameBedrooms: false, quarters: 2 },
+  { level: 4, sameBedrooms: false, quarters: null },
+]
+
+/** Distance weights per bedroom and per bathroom of difference (the area counts as |ln(a / A)|). */
+const BEDROOM_WEIGHT = 0.25
+const BATHROOM_WEIGHT = 0.1
+
+/** Published and ordered by: the distance rounded to 6 decimals; the similarity shown to 4. */
+const roundedTo = (value: number, places: number): number => Math.round(value * 10 ** places) / 10 ** places
+
+// ---- The answer ----------------------------------------------------------------------------------
+
+export type Subject = { areaM2: number; bedrooms?: number; bathrooms?: number; comparables: number }
+/** An estimate and what it rests on: the figures of GET /estimate's answer (estimate-figures.ts) that the method gives. */
+export type Estimate = Pick<EstimateResponse, 'estimate' | 'reason' | 'comparables' | 'method'>
+
+export function estimateOf(candidates: readonly ComparableListing[], subject: Subject): Estimate {
+  const area = decimalOf(subject.areaM2)
+  for (const level of LEVELS) {
+    if (level.sameBedrooms && subject.bedrooms === undefined) continue
+    const kept = candidates.filter((listing) => keptAt(level, listing, subject, area))
+    if (kept.length < MIN_COMPARABLES) continue
+    const used = closest(kept, subject).slice(0, subject.comparables)
+    const method = { version: ESTIMATE_METHOD_VERSION, level: level.level, candidates: candidates.length, kept: kept.length, used: used.length, min_comparables: MIN_COMPARABLES }
+    const { estimate, comparables } = figuresOf(used, area, level.level)
+    return { estimate, reason: null, comparables, method }
+  }
+  return {
+    estimate: null,
+    reason: 'too_few_comparables',
+    comparables: [],
+    method: { version: ESTIMATE_METHOD_VERSION, level: null, candidates: candidates.length, kept: 0, used: 0, min_comparables: MIN_COMPARABLES },
+  }
+}
+
+// ---- Widening and order --------------------------------------------------------------------------
+
+function keptAt(level: Level, listing: ComparableListing, subject: Subject, area: Decimal): boolean {
+  if (level.sameBedrooms && listing.bedrooms !== subject.bedrooms) return false
+  if (level.quarters === null) return true
+  // (4 − q)·A ≤ 4·a ≤ (4 + q)·A: within q quarters of the subject's area, inclusive.
+  return atLeast(4, listing.areaM2, 4 - level.quarters, area) && atLeast(4 + level.quarters, area, 4, listing.areaM2)
+}
+
+/**
+ * Whether x·a ≥ y·b exactly (a, b areas; `b` or `a` given as its decimal). In doubles when they
+ * are clearly apart; the exact decimals decide the few that are within rounding of each other.
+ */
+function atLeast(x: number, a: number | Decimal, y: number, b: number | Decimal): boolean {
+  const [left, right] = [x * valueOf(a), y * valueOf(b)]
+  if (Math.abs(left - right) > 1e-9 * Math.max(left, right)) return left > right
+  const [da, db] = [typeof a === 'number' ? decimalOf(a) : a, typeof b === 'number' ? decimalOf(b) : b]
+  const scale = Math.max(da.scale, db.scale)
+  return BigInt(x) * da.digits * 10n ** BigInt(scale - da.scale) >= BigInt(y) * db.digits * 10n ** BigInt(scale - db.scale)
+}
+const valueOf = (value: number | Decimal) => (typeof value === 'number' ? value : Number(value.digits) / 10 ** value.scale)
+
+type Ranked = { listing: ComparableListing; distance: number }
+
+/** `kept` by distance from the subject (rounded to 6 decimals), then listing id. */
+function closest(kept: readonly ComparableListing[], subject: Subject): Ranked[] {
+  const ranked = kept.map((listing) => ({ listing, distance: distanceOf(listing, subject) }))
+  return ranked.sort((a, b) => a.distance - b.distance || (a.listing.id < b.listing.id ? -1 : a.listing.id > b.listing.id ? 1 : 0))
+}
+
+function distanceOf(listing: ComparableListing, subject: Subject): number {
+  let distance = Math.abs(Math.log(listing.areaM2 / subject.areaM2))
+  if (subject.bedrooms !== undefined) distance += BEDROOM_WEIGHT * Math.abs(listing.bedrooms - subject.bedrooms)
+  if (subject.bathrooms !== undefined) distance += BATHROOM_WEIGHT * Math.abs(listing.bathrooms - subject.bathrooms)
+  return roundedTo(distance, 6)
+}
+
+// ---- Figures -------------------------------------------------------------------------------------
+
+/** An exact rational number: num / den, den > 0. */
+type Ratio = { num: bigint; den: bigint }
+
+/** A listing's exact price per m²: cents / (100 × area), the area as its decimal. */
+function pricePerM2(listing: ComparableListing): Ratio {
+  const area = decimalOf(listing.areaM2)
+  return { num: BigInt(listing.cents) * 10n ** BigInt(area.scale), den: 100n * area.digits }
+}
+
+const compare = (a: Ratio, b: Ratio): number => {
+  const [left, right] = [a.num * b.den, b.num * a.den]
+  return left < right ? -1 : left > right ? 1 : 0
+}
+const mean = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den + b.num * a.den, den: 2n * a.den * b.den })
+const times = (a: Ratio, area: Decimal): Ratio => ({ num: a.num * area.digits, den: a.den * 10n ** BigInt(area.scale) })
+/** Whole cents of a USD amount, rounded once, half away from zero. */
+const centsOf = (amount: Ratio): bigint => divideHalfAwayFromZero(amount.num * 100n, amount.den)
+const usd = (cents: bigint): number => Number(cents) / 100
+
+/** The value of 1-based rank ⌈q·n⌉ (q = quarters / 4) of the ascending `sorted`: the nearest-rank percentile. */
+const nearestRank = (sorted: readonly Ratio[], quarters: number): Ratio => sorted[Math.ceil((quarters * sorted.length) / 4) - 1]!
+
+function figuresOf(used: readonly Ranked[], area: Decimal, level: 1 | 2 | 3 | 4): Pick<Estimate, 'estimate' | 'comparables'> {
+  const prices = used.map(({ listing }) => pricePerM2(listing))
+  const sorted = [...prices].sort(compare)
+  const median = mean(...middleOf(sorted))
+  const [price, low, high] = [centsOf(times(median, area)), centsOf(times(nearestRank(sorted, 1), area)), centsOf(times(nearestRank(sorted, 3), area))]
+  const estimate: EstimateFigures = {
+    price_usd: usd(price),
+    price_per_m2_usd: usd(centsOf(median)),
+    low_usd: usd(low),
+    high_usd: usd(high),
+    confidence: confidenceOf(used.length, level, high - low, price),
+  }
+  const comparables = used.map(({ listing, distance }, i) => ({
+    listing_id: listing.id,
+    area_m2: listing.areaM2,
+    bedrooms: listing.bedrooms,
+    bathrooms: listing.bathrooms,
+    price_usd: listing.cents / 100,
+    price_per_m2_usd: usd(centsOf(prices[i]!)),
+    adjusted_price_usd: usd(centsOf(times(prices[i]!, area))),
+    distance,
+    similarity: roundedTo(1 / (1 + distance), 4),
+  }))
+  return { estimate, comparables }
+}
+
+/** The confidence word, from the published cents: how many comparables, how far the search widened, how wide the range. */
+function confidenceOf(used: number, level: 1 | 2 | 3 | 4, spread: bigint, price: bigint): Confidence {
+  if (used >= HIGH_CONFIDENCE_COMPARABLES && level <= 2 && 4n * spread <= price) return 'high'
+  if (level <= 3 && 2n * spread <= price) return 'medium'
+  return 'low'
+}

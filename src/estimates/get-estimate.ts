@@ -1,0 +1,65 @@
+import { estimateOf } from '../domain/market/estimate.ts'
+import { EstimateResponse } from '../domain/market/estimate-figures.ts'
+import type { Country } from '../domain/market/vocabulary.ts'
+import { zoneName, zoneNumberOfName, zoneSlug } from '../domain/market/zone-name.ts'
+import { refusalOf } from '../http/openapi.ts'
+import { defineOperation } from '../http/operation.ts'
+import type { Clock } from '../shared/random.ts'
+import type { ListingInventory } from '../../projections/listings/inventory.ts'
+import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
+import { zoneNotFound } from '../zones/inputs.ts'
+import { asOfRangeChecks, instantAsked, type ZoneAnswers } from '../zones/point-in-time.ts'
+import { ESTIMATE_EXAMPLE } from './examples.ts'
+import { estimateInputs } from './estimate-query.ts'
+
+/** What GET /estimate reads: the public listings now (inventory), the zones a country has, and the time. */
+export type EstimateDeps = {
+  inventory: Pick<ListingInventory, 'comparables'>
+  zones: ZoneAnswers & Pick<ReadyZones, 'facts'>
+  clock: Clock
+}
+
+/** GET /estimate: one property's price or monthly rent from the public listings most like it (docs/statistics.md, "Estimates"). */
+export const getEstimate = defineOperation({
+  method: 'GET',
+  path: '/estimate',
+  access: 'read',
+  operationId: 'getEstimate',
+  tag: 'Market',
+  summary: "What a property is worth: a price or monthly rent, its range and confidence, and the comparables behind it",
+  description:
+    'An estimate from the public listings (active, verified, broker) of the same zone, operation and property type most like the ' +
+    'property, widening the area band and dropping bedrooms when too few match; each comparable is returned with the figures it ' +
+    'was used with, so the estimate can be recomputed by hand (docs/statistics.md). Too few comparables even at the widest level: ' +
+    '`estimate: null` with the reason. A zone the country does not have (then) is 404.',
+  inputs: estimateInputs,
+  checkedWhenRefused: (deps: EstimateDeps) => asOfRangeChecks(deps.zones, deps.clock),
+  ok: EstimateResponse,
+  okExample: ESTIMATE_EXAMPLE,
+  errors: [refusalOf(() => estimateInputs.read('?zone=zona-10&operation=Venta&property_type=Casa&area_m2=0')), zoneNotFound('zona-99', 'GT')],
+  handler: (deps: EstimateDeps) => async ({ query }) => {
+    const zoneNo = zoneNumberOfName(query.zone)!
+    const at = await instantAsked(query.as_of, deps.clock(), deps.zones)
+    if (!(await zoneKnown(deps, query.country, zoneNo, at))) throw zoneNotFound(zoneSlug(zoneNo), query.country)
+    const candidates = await deps.inventory.comparables(query.country, zoneNo, query.operation, query.property_type)
+    const subject = { areaM2: query.area_m2, bedrooms: query.bedrooms, bathrooms: query.bathrooms, comparables: query.comparables }
+    return {
+      ok: true as const,
+      country: query.country,
+      zone: zoneName(zoneNo),
+      slug: zoneSlug(zoneNo),
+      operation: query.operation,
+      property_type: query.property_type,
+      area_m2: query.area_m2,
+      bedrooms: query.bedrooms ?? null,
+      bathrooms: query.bathrooms ?? null,
+      ...(at ? { as_of: at.toISOString() } : {}),
+      ...estimateOf(candidates, subject),
+    }
+  },
+})
+
+/** Whether the country has the zone (had it at `at`): the zone endpoints' 404 rule. */
+async function zoneKnown(deps: EstimateDeps, country: Country, zoneNo: number, at: Date | null): Promise<boolean> {
+  return at ? (await deps.zones.factsAt(country, at, zoneNo, 'summary')).has(zoneNo) : (await deps.zones.facts(country)).has(zoneNo)
+}
