@@ -12,9 +12,11 @@ import { fail } from '../shared/errors.ts'
 import type { ZoneAnswers } from '../zones/point-in-time.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { zoneRoutes } from '../zones/routes.ts'
+import { estimateRoutes } from '../estimates/routes.ts'
+import { publicComparables } from '../../projections/listings/comparable-rows.ts'
 
-/** The GET paths `audit answer` reproduces: the zone statistics, now and as of a past instant. */
-const ANSWERED = /^\/api\/v1\/(zones|zone\/[^/?]+(\/history)?)(\?.*)?$/
+/** The GET paths `audit answer` reproduces: the zone statistics and estimates, now and as of a past instant. */
+const ANSWERED = /^\/api\/v1\/(zones|zone\/[^/?]+(\/history)?|estimate)(\?.*)?$/
 
 export type RecordedAnswer = { path: string; until: string; status: number; body: string }
 
@@ -26,7 +28,7 @@ export type RecordedAnswer = { path: string; until: string; status: number; body
  */
 export async function answerAsRecorded(db: Db, store: EventStore, path: string, until: Date): Promise<RecordedAnswer> {
   if (!ANSWERED.test(path)) {
-    throw fail.invalidRequest(`audit answer reproduces GET /api/v1/zones, /api/v1/zone/{slug} and /api/v1/zone/{slug}/history, not ${path}`)
+    throw fail.invalidRequest(`audit answer reproduces GET /api/v1/zones, /api/v1/zone/{slug}, /api/v1/zone/{slug}/history and /api/v1/estimate, not ${path}`)
   }
   return withListingsAsRecorded(db, store, until, async (sql, t) => {
     const zones: ZoneAnswers & Pick<ReadyZones, 'facts'> = {
@@ -49,7 +51,11 @@ export async function answerAsRecorded(db: Db, store: EventStore, path: string, 
     const clock = () => until
     const app = new Elysia()
       .use(errorPlugin({ info() {}, error() {} }))
-      .group('/api/v1', (api) => api.use(zoneRoutes({ gate: gate({ keys, limiter: uncounted, limits: defaultRateLimits, clock, allow: () => 'GET' }), zones, clock })))
+      .group('/api/v1', (api) => {
+        const guard = gate({ keys, limiter: uncounted, limits: defaultRateLimits, clock, allow: () => 'GET' })
+        const inventory = { comparables: (country: string, zoneNo: number, operation: string, type: string) => publicComparables(sql, t, country, zoneNo, operation, type) }
+        return api.use(zoneRoutes({ gate: guard, zones, clock })).use(estimateRoutes({ gate: guard, zones, inventory, clock }))
+      })
     const response = await app.handle(new Request(`http://audit${path}`, { headers: { authorization: `Bearer ${key}` } }))
     return { path, until: until.toISOString(), status: response.status, body: await response.text() }
   })

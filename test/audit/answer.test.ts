@@ -6,6 +6,7 @@ import { ingestRecords } from '../../src/listings/ingest.ts'
 import { runOperatorCommand } from '../../src/operator/commands.ts'
 import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
 import { zoneRoutes } from '../../src/zones/routes.ts'
+import { estimateRoutes } from '../../src/estimates/routes.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { adminGate } from '../support/gate.ts'
 import { aRecord, type Market, openMarket } from '../support/market.ts'
@@ -21,15 +22,17 @@ const PATHS = [
   '/api/v1/zone/zona-1/history?country=GT&months=8',
   '/api/v1/zones?country=GT&as_of=2026-04-25T00:00:00Z',
   '/api/v1/zone/zona-999?country=GT',
+  '/api/v1/estimate?country=GT&zone=zona-1&operation=Venta&property_type=Apartamento&area_m2=100&bedrooms=2',
 ]
 
-/** Lines about April arriving late: three new sales in Zona 1 and one in Zona 2 of Guatemala. */
+/** Lines about April arriving late: three new sales in Zona 1 and one in Zona 2 of Guatemala, verified (estimates compare them). */
 const late = ['late-1', 'late-2', 'late-3', 'late-4'].map((id, i) =>
   aRecord({
     source_id: id,
     zone: i === 3 ? 'Zona 2' : 'Zona 1',
     price: 3_100_000 + i * 1_000.03875,
     listed_at: '2026-04-10T00:00:00.000Z',
+    verified_at: '2026-04-15T00:00:00.000Z',
     observed_at: '2026-04-20T00:00:00.000Z',
   }),
 )
@@ -41,7 +44,9 @@ for (const target of databaseTargets('audit answer')) {
     const served = new Map<string, { status: number; body: string }>()
     const get = async (path: string, clock: () => Date) => {
       const { gate, authorization } = adminGate()
-      const app = new Elysia().use(errorPlugin({ info() {}, error() {} })).group('/api/v1', (api) => api.use(zoneRoutes({ gate, zones: market.zones, clock })))
+      const app = new Elysia()
+        .use(errorPlugin({ info() {}, error() {} }))
+        .group('/api/v1', (api) => api.use(zoneRoutes({ gate, zones: market.zones, clock })).use(estimateRoutes({ gate, zones: market.zones, inventory: market.inventory, clock })))
       const response = await app.handle(new Request(`http://localhost${path}`, { headers: { authorization } }))
       return { status: response.status, body: await response.text() }
     }

@@ -6,11 +6,11 @@ import { param, storeCommand } from '../command.ts'
 /** `audit answer PATH --until T`: the body the API answered to a GET at T, byte for byte, from the events recorded by then. */
 export const auditAnswer = storeCommand({
   name: 'audit answer',
-  summary: 'the answer the API gave (would have given) to a GET of the zone statistics at a past time, from the events recorded by then',
+  summary: 'the answer the API gave (would have given) to a GET of the zone statistics or an estimate at a past time, from the events recorded by then',
   params: {
     path: param(Type.String({ minLength: 1 }), {
       placeholder: 'PATH',
-      help: 'the GET as a client sent it, e.g. "/api/v1/zone/zona-10?country=GT" (zones, zone and history paths)',
+      help: 'the GET as a client sent it, e.g. "/api/v1/zone/zona-10?country=GT" (zones, zone, history and estimate paths)',
       positional: true,
     }),
     until: param(Type.String(), { placeholder: 'ISO-TIME', help: 'the time of the request: events recorded later (late feed lines) are left out' }),
