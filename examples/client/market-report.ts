@@ -5,8 +5,8 @@
  *   MIRADOR_URL=http://localhost:8080 MIRADOR_KEY=mrd_… bun examples/client/market-report.ts CR
  *
  * Prints the country's zones by median price per m², how the cheapest zone's median moved over the
- * last 12 months, its cheapest verified sale listing and an investor briefing for the cheapest zone,
- * one JSON line each.
+ * last 12 months, its cheapest verified sale listing, what a property like it is worth by the
+ * estimate, and an investor briefing for the cheapest zone, one JSON line each.
  */
 import createClient from 'openapi-fetch'
 import type { paths } from './mirador-api'
@@ -37,6 +37,13 @@ if (listings.error) throw new Error(`${listings.error.error}: ${listings.error.m
 const [first] = listings.data.listings
 console.log(JSON.stringify({ sales: listings.data.total, cheapest_sale: first && { id: first.id, zone: first.zone, price_usd: first.price_usd } }))
 
+if (first) {
+  const query = { country, zone: first.zone, operation: 'Venta' as const, property_type: first.property_type, area_m2: String(first.area_m2) }
+  const estimate = await mirador.GET('/api/v1/estimate', { params: { query } })
+  if (estimate.error) throw new Error(`${estimate.error.error}: ${estimate.error.message}`)
+  const { estimate: figures, reason, comparables, method } = estimate.data
+  console.log(JSON.stringify({ like: first.id, price_usd: figures?.price_usd ?? null, range: figures && [figures.low_usd, figures.high_usd], reason, comparables: comparables.map((c) => c.listing_id), level: method.level }))
+}
 const zone = priced[0]?.zone ?? 'Zona 1'
 const briefing = await mirador.POST('/api/v1/briefings/investor', {
   body: { zone, profile: 'balanced', country, language: 'en' },

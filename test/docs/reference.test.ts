@@ -31,13 +31,17 @@ describe('the API as its users meet it: the reference page and a typed client, o
     expect(compiled, compiled.stdout + compiled.stderr).toMatchObject({ code: 0 })
     const report = await runProgram(BUN, ['examples/client/market-report.ts', 'CR'], { MIRADOR_URL: server.url, MIRADOR_KEY: key })
     expect(report.code, report.stdout + report.stderr).toBe(0)
-    const [zones, history, listings, briefing] = report.stdout.trim().split('\n').map((line) => JSON.parse(line))
+    const [zones, history, listings, estimate, briefing] = report.stdout.trim().split('\n').map((line) => JSON.parse(line))
     expect(zones).toMatchObject({ country: 'CR', zones: expect.any(Number), cheapest_per_m2: expect.stringMatching(/^Zona \d+$/) })
     expect(zones.zones).toBeGreaterThanOrEqual(12)
     expect(history).toMatchObject({ zone: zones.cheapest_per_m2, months: expect.any(Number), median_ppm2_usd: expect.any(Array) })
     expect(history.months).toBeGreaterThanOrEqual(6)
     expect(listings.sales).toBeGreaterThan(0)
     expect(listings.cheapest_sale).toMatchObject({ id: expect.any(String), price_usd: expect.any(Number) })
+    // A property like the cheapest sale: the listing itself is public, so it is among the candidates.
+    expect(estimate).toMatchObject({ like: listings.cheapest_sale.id, comparables: expect.any(Array) })
+    if (estimate.price_usd === null) expect(estimate).toMatchObject({ reason: 'too_few_comparables', comparables: [], level: null })
+    else expect(estimate.comparables).toContain(listings.cheapest_sale.id)
     expect(briefing).toMatchObject({ zone: zones.cheapest_per_m2, verdict: expect.stringMatching(/^(BUY|HOLD|AVOID)$/), quota_used: 1 })
   })
 
