@@ -3,7 +3,7 @@
  * small JSON in the same run (`Bun.serve`, `node:http`, `Deno.serve`: bench/raw-server*.ts): the real
  * server (started as `npm start`, `npm run start:node`, `npm run start:deno` start it) on the embedded
  * store (PGlite, demo market) and on PostgreSQL (a fresh schema, demo market), each row one `wrk`
- * run; then how the cost of /zones and /listings grows from 10,000 to 1,000,000 listings on
+ * run; then how the cost of /zones, /listings and /estimate grows from 10,000 to 1,000,000 listings on
  * PostgreSQL (on Bun), with the listing query shapes of bench/listings.ts, the API process's memory
  * and its start-up time at each size.
  *
@@ -350,6 +350,13 @@ async function listingCountOf(db: Db): Promise<number> {
   return live ? listingCount(db, live.tables) : 0
 }
 
+/** Estimates asked in every country's busiest zone: a sale flat, a sale house, a rented flat. */
+const ESTIMATE_SUBJECTS = ['GT', 'SV', 'HN', 'CR', 'BZ', 'DO', 'PA', 'BR'].flatMap((country) => [
+  `country=${country}&zone=zona-1&operation=Venta&property_type=Apartamento&area_m2=90&bedrooms=2`,
+  `country=${country}&zone=zona-1&operation=Venta&property_type=Casa&area_m2=200&bedrooms=3&bathrooms=2.5`,
+  `country=${country}&zone=zona-2&operation=Renta&property_type=Apartamento&area_m2=70`,
+])
+
 async function measureSize(size: (typeof SIZES)[number]): Promise<SizeRun> {
   console.log(`\n${size.listings.toLocaleString('en')} listings (schema ${size.schema})`)
   const db = await openPostgres(urlOf(size.schema))
@@ -376,6 +383,10 @@ async function measureSize(size: (typeof SIZES)[number]): Promise<SizeRun> {
       await measure(server, { name: 'GET /zones?country=GT', path: '/api/v1/zones?country=GT', key, expect: 200 }, { warmup: 3 }),
       await measure(server, { name: 'GET /listings, filtered page', path: `/api/v1/listings?${WRK_QUERY}`, key, expect: 200 }, { pauseMs: 1000 }),
     ]
+    const estimates = ESTIMATE_SUBJECTS.map((subject) => `/api/v1/estimate?${subject}`)
+    rows.push(
+      await measure(server, { name: 'GET /estimate', path: estimates[0]!, key, expect: 200 }, { script: rotateScript(estimates), pauseMs: 1000 }),
+    )
     const shapes: Measured[] = []
     if (size === SIZES[SIZES.length - 1]) {
       for (const shape of SHAPES) {

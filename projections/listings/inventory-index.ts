@@ -1,6 +1,6 @@
 import { IdTable } from './listing-ids.ts'
 import type { ListingSearch } from './search.ts'
-import type { ComparableListing } from '../../src/domain/market/comparable.ts'
+import type { Candidates } from '../../src/domain/market/estimate.ts'
 import { grown } from '../../src/domain/market/listing-columns.ts'
 
 /**
@@ -36,22 +36,22 @@ class Bucket {
   newest: Int32Array
   /** Slots by price: price asc, listing_id asc (read backwards for price desc, listing_id desc). */
   byPrice: Int32Array
+  /** Slots by area: area asc, listing_id asc; only in a bucket of one zone, operation and type (what an estimate compares). */
+  byArea: Int32Array | null
   size = 0
 
-  constructor(capacity = 4) {
+  constructor(capacity = 4, byArea = false) {
     this.newest = new Int32Array(capacity)
     this.byPrice = new Int32Array(capacity)
+    this.byArea = byArea ? new Int32Array(capacity) : null
   }
 
   reserve(capacity: number): void {
     if (capacity <= this.newest.length) return
-    const grown = Math.max(capacity, this.newest.length * 2)
-    const newest = new Int32Array(grown)
-    newest.set(this.newest.subarray(0, this.size))
-    const byPrice = new Int32Array(grown)
-    byPrice.set(this.byPrice.subarray(0, this.size))
-    this.newest = newest
-    this.byPrice = byPrice
+    const size = Math.max(capacity, this.newest.length * 2)
+    this.newest = grown(this.newest.subarray(0, this.size), size)
+    this.byPrice = grown(this.byPrice.subarray(0, this.size), size)
+    if (this.byArea) this.byArea = grown(this.byArea.subarray(0, this.size), size)
   }
 }
 
@@ -108,6 +108,16 @@ export class ListingIndex {
     for (const bucket of index.buckets.values()) bucket.size = 0
     all.sort((a, b) => cents[a]! - cents[b]! || rank[a]! - rank[b]!)
     for (const slot of all) for (const bucket of index.bucketsOf[slot]!) bucket.byPrice[bucket.size++] = slot
+    // The first bucket of a listing is that of its own zone, operation and type: the one with an area order.
+    const area = index.area
+    all.sort((a, b) => area[a]! - area[b]! || rank[a]! - rank[b]!)
+    const filled = new Map<Bucket, number>()
+    for (const slot of all) {
+      const own = index.bucketsOf[slot]![0]!
+      const at = filled.get(own) ?? 0
+      own.byArea![at] = slot
+      filled.set(own, at + 1)
+    }
     return index
   }
 
@@ -129,6 +139,7 @@ export class ListingIndex {
       bucket.reserve(bucket.size + 1)
       insertSorted(bucket.newest, bucket.size, slot, this.newestOrder)
       insertSorted(bucket.byPrice, bucket.size, slot, this.priceOrder)
+      if (bucket.byArea) insertSorted(bucket.byArea, bucket.size, slot, this.areaOrder)
       bucket.size += 1
     }
   }
@@ -140,6 +151,7 @@ export class ListingIndex {
     for (const bucket of this.bucketsOf[slot]!) {
       removeSorted(bucket.newest, bucket.size, slot, this.newestOrder)
       removeSorted(bucket.byPrice, bucket.size, slot, this.priceOrder)
+      if (bucket.byArea) removeSorted(bucket.byArea, bucket.size, slot, this.areaOrder)
       bucket.size -= 1
     }
     this.ids.clear(slot)
@@ -174,22 +186,30 @@ export class ListingIndex {
     return { total, ids: slots.map((slot) => this.ids.idAt(slot)) }
   }
 
-  /** The public listings of one country, zone, operation and property type, as an estimate compares them (in no particular order). */
-  comparables(country: string, zone: number, operation: string, propertyType: string): ComparableListing[] {
+  /**
+   * The public listings of one country, zone, operation and property type as an estimate reads them
+   * (by area): a view of the index, valid until it next changes, so read at once (synchronously).
+   */
+  candidates(country: string, zone: number, operation: string, propertyType: string): Candidates {
     const bucket = this.buckets.get(bucketName(country, zone, operation, propertyType))
-    if (!bucket) return []
-    const found: ComparableListing[] = new Array(bucket.size)
-    for (let i = 0; i < bucket.size; i++) {
-      const slot = bucket.newest[i]!
-      found[i] = { id: this.ids.idAt(slot), areaM2: this.area[slot]!, bedrooms: this.bedrooms[slot]!, bathrooms: this.bathrooms[slot]!, cents: this.cents[slot]! }
+    const slots = bucket?.byArea ?? new Int32Array(0)
+    const { ids, area, bedrooms, bathrooms, cents } = this
+    return {
+      count: bucket?.size ?? 0,
+      areaM2: (i) => area[slots[i]!]!,
+      bedrooms: (i) => bedrooms[slots[i]!]!,
+      bathrooms: (i) => bathrooms[slots[i]!]!,
+      cents: (i) => cents[slots[i]!]!,
+      id: (i) => ids.idAt(slots[i]!),
     }
-    return found
   }
 
   // ---- internals --------------------------------------------------------------------------------
 
   /** Negative when slot `a` comes first: listed_at desc, listing_id desc. */
   private readonly newestOrder = (a: number, b: number) => this.micros[b]! - this.micros[a]! || this.idOrder(b, a)
+  /** Negative when slot `a` comes first: area asc, listing_id asc. */
+  private readonly areaOrder = (a: number, b: number) => this.area[a]! - this.area[b]! || this.idOrder(a, b)
   /** Negative when slot `a` comes first: price asc, listing_id asc. */
   private readonly priceOrder = (a: number, b: number) => this.cents[a]! - this.cents[b]! || this.idOrder(a, b)
   private idOrder(a: number, b: number): number {
@@ -263,7 +283,7 @@ export class ListingIndex {
           for (const propertyType of [key.propertyType, ANY]) {
             const covered = bucketName(key.country, zone, operation, propertyType)
             let bucket = this.buckets.get(covered)
-            if (!bucket) this.buckets.set(covered, (bucket = new Bucket()))
+            if (!bucket) this.buckets.set(covered, (bucket = new Bucket(4, buckets.length === 0)))
             buckets.push(bucket)
           }
         }

@@ -5,7 +5,7 @@ import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
 import { type Db, type Row, toNumber } from '../../src/db/port.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { LISTING_RECORD, type RecordEntry } from '../../src/domain/listings/fields.ts'
-import type { ComparableListing } from '../../src/domain/market/comparable.ts'
+import { type Estimate, estimateOf, type Subject } from '../../src/domain/market/estimate.ts'
 import { daysOnMarket, daysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
 import { ReadyBytes } from '../../src/shared/ready-bytes.ts'
 import { type ListingKey, ListingIndex } from './inventory-index.ts'
@@ -211,10 +211,11 @@ export class ListingInventory {
     return { body, until }
   }
 
-  /** The public listings of a country, zone, operation and property type now, as an estimate compares them. */
-  async comparables(country: string, zone: number, operation: string, propertyType: string): Promise<ComparableListing[]> {
+  /** The estimate for `subject` from the public listings of a country, zone, operation and property type now (read at once: no change between). */
+  async estimate(country: string, zone: number, operation: string, propertyType: string, subject: Subject): Promise<Estimate> {
     const current = this.loaded.current()
-    return (current instanceof Promise ? await current : current).index.comparables(country, zone, operation, propertyType)
+    const { index } = current instanceof Promise ? await current : current
+    return estimateOf(index.candidates(country, zone, operation, propertyType), subject)
   }
 
   /** Resolves when every notice received so far is reflected in the answers. */

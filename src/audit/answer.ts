@@ -14,6 +14,7 @@ import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { zoneRoutes } from '../zones/routes.ts'
 import { estimateRoutes } from '../estimates/routes.ts'
 import { publicComparables } from '../../projections/listings/comparable-rows.ts'
+import { candidatesOf, estimateOf, type Subject } from '../domain/market/estimate.ts'
 
 /** The GET paths `audit answer` reproduces: the zone statistics and estimates, now and as of a past instant. */
 const ANSWERED = /^\/api\/v1\/(zones|zone\/[^/?]+(\/history)?|estimate)(\?.*)?$/
@@ -53,7 +54,10 @@ export async function answerAsRecorded(db: Db, store: EventStore, path: string, 
       .use(errorPlugin({ info() {}, error() {} }))
       .group('/api/v1', (api) => {
         const guard = gate({ keys, limiter: uncounted, limits: defaultRateLimits, clock, allow: () => 'GET' })
-        const inventory = { comparables: (country: string, zoneNo: number, operation: string, type: string) => publicComparables(sql, t, country, zoneNo, operation, type) }
+        const inventory = {
+          estimate: async (country: string, zoneNo: number, operation: string, type: string, subject: Subject) =>
+            estimateOf(candidatesOf(await publicComparables(sql, t, country, zoneNo, operation, type)), subject),
+        }
         return api.use(zoneRoutes({ gate: guard, zones, clock })).use(estimateRoutes({ gate: guard, zones, inventory, clock }))
       })
     const response = await app.handle(new Request(`http://audit${path}`, { headers: { authorization: `Bearer ${key}` } }))

@@ -1,4 +1,3 @@
-import { estimateOf } from '../domain/market/estimate.ts'
 import { EstimateResponse } from '../domain/market/estimate-figures.ts'
 import type { Country } from '../domain/market/vocabulary.ts'
 import { zoneName, zoneNumberOfName, zoneSlug } from '../domain/market/zone-name.ts'
@@ -14,7 +13,7 @@ import { estimateInputs } from './estimate-query.ts'
 
 /** What GET /estimate reads: the public listings now (inventory), the zones a country has, and the time. */
 export type EstimateDeps = {
-  inventory: Pick<ListingInventory, 'comparables'>
+  inventory: Pick<ListingInventory, 'estimate'>
   zones: ZoneAnswers & Pick<ReadyZones, 'facts'>
   clock: Clock
 }
@@ -41,8 +40,8 @@ export const getEstimate = defineOperation({
     const zoneNo = zoneNumberOfName(query.zone)!
     const at = await instantAsked(query.as_of, deps.clock(), deps.zones)
     if (!(await zoneKnown(deps, query.country, zoneNo, at))) throw zoneNotFound(zoneSlug(zoneNo), query.country)
-    const candidates = await deps.inventory.comparables(query.country, zoneNo, query.operation, query.property_type)
     const subject = { areaM2: query.area_m2, bedrooms: query.bedrooms, bathrooms: query.bathrooms, comparables: query.comparables }
+    const estimate = await deps.inventory.estimate(query.country, zoneNo, query.operation, query.property_type, subject)
     return {
       ok: true as const,
       country: query.country,
@@ -54,7 +53,7 @@ export const getEstimate = defineOperation({
       bedrooms: query.bedrooms ?? null,
       bathrooms: query.bathrooms ?? null,
       ...(at ? { as_of: at.toISOString() } : {}),
-      ...estimateOf(candidates, subject),
+      ...estimate,
     }
   },
 })

@@ -42,14 +42,43 @@ export type Subject = { areaM2: number; bedrooms?: number; bathrooms?: number; c
 /** An estimate and what it rests on: the figures of GET /estimate's answer (estimate-figures.ts) that the method gives. */
 export type Estimate = Pick<EstimateResponse, 'estimate' | 'reason' | 'comparables' | 'method'>
 
-export function estimateOf(candidates: readonly ComparableListing[], subject: Subject): Estimate {
+/**
+ * The candidates of an estimate, in order of area (ascending), read by position: the inventory hands
+ * a view of its columns (no copy), `candidatesOf` one of a list. Sorted by area, each area band is a
+ * range found by binary search.
+ */
+export interface Candidates {
+  readonly count: number
+  areaM2(i: number): number
+  bedrooms(i: number): number
+  bathrooms(i: number): number
+  cents(i: number): number
+  id(i: number): string
+}
+
+/** `listings` as candidates (sorted by area on a copy). */
+export function candidatesOf(listings: readonly ComparableListing[]): Candidates {
+  const sorted = [...listings].sort((a, b) => a.areaM2 - b.areaM2)
+  return {
+    count: sorted.length,
+    areaM2: (i) => sorted[i]!.areaM2,
+    bedrooms: (i) => sorted[i]!.bedrooms,
+    bathrooms: (i) => sorted[i]!.bathrooms,
+    cents: (i) => sorted[i]!.cents,
+    id: (i) => sorted[i]!.id,
+  }
+}
+
+export function estimateOf(candidates: Candidates, subject: Subject): Estimate {
   const area = decimalOf(subject.areaM2)
   for (const level of LEVELS) {
     if (level.sameBedrooms && subject.bedrooms === undefined) continue
-    const kept = candidates.filter((listing) => keptAt(level, listing, subject, area))
-    if (kept.length < MIN_COMPARABLES) continue
-    const used = closest(kept, subject).slice(0, subject.comparables)
-    const method = { version: ESTIMATE_METHOD_VERSION, level: level.level, candidates: candidates.length, kept: kept.length, used: used.length, min_comparables: MIN_COMPARABLES }
+    const [from, to] = level.quarters === null ? [0, candidates.count] : band(candidates, area, level.quarters)
+    const sameBedrooms = level.sameBedrooms ? subject.bedrooms! : null
+    const kept = sameBedrooms === null ? to - from : countBedrooms(candidates, from, to, sameBedrooms)
+    if (kept < MIN_COMPARABLES) continue
+    const used = closest(candidates, from, to, sameBedrooms, subject)
+    const method = { version: ESTIMATE_METHOD_VERSION, level: level.level, candidates: candidates.count, kept, used: used.length, min_comparables: MIN_COMPARABLES }
     const { estimate, comparables } = figuresOf(used, area, level.level)
     return { estimate, reason: null, comparables, method }
   }
@@ -57,17 +86,34 @@ export function estimateOf(candidates: readonly ComparableListing[], subject: Su
     estimate: null,
     reason: 'too_few_comparables',
     comparables: [],
-    method: { version: ESTIMATE_METHOD_VERSION, level: null, candidates: candidates.length, kept: 0, used: 0, min_comparables: MIN_COMPARABLES },
+    method: { version: ESTIMATE_METHOD_VERSION, level: null, candidates: candidates.count, kept: 0, used: 0, min_comparables: MIN_COMPARABLES },
   }
 }
 
 // ---- Widening and order --------------------------------------------------------------------------
 
-function keptAt(level: Level, listing: ComparableListing, subject: Subject, area: Decimal): boolean {
-  if (level.sameBedrooms && listing.bedrooms !== subject.bedrooms) return false
-  if (level.quarters === null) return true
-  // (4 − q)·A ≤ 4·a ≤ (4 + q)·A: within q quarters of the subject's area, inclusive.
-  return atLeast(4, listing.areaM2, 4 - level.quarters, area) && atLeast(4 + level.quarters, area, 4, listing.areaM2)
+/** Positions [from, to) of the candidates within `quarters` quarters of the subject's area: (4 − q)·A ≤ 4·a ≤ (4 + q)·A, exactly. */
+function band(candidates: Candidates, area: Decimal, quarters: number): [number, number] {
+  const from = firstWhere(candidates.count, (i) => atLeast(4, candidates.areaM2(i), 4 - quarters, area))
+  const to = firstWhere(candidates.count, (i) => !atLeast(4 + quarters, area, 4, candidates.areaM2(i)))
+  return [from, Math.max(from, to)]
+}
+
+/** The first position of [0, count) where `holds` (false before it, true from it on). */
+function firstWhere(count: number, holds: (i: number) => boolean): number {
+  let [lo, hi] = [0, count]
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (holds(mid)) hi = mid
+    else lo = mid + 1
+  }
+  return lo
+}
+
+function countBedrooms(candidates: Candidates, from: number, to: number, bedrooms: number): number {
+  let n = 0
+  for (let i = from; i < to; i++) if (candidates.bedrooms(i) === bedrooms) n += 1
+  return n
 }
 
 /**
@@ -83,18 +129,50 @@ function atLeast(x: number, a: number | Decimal, y: number, b: number | Decimal)
 }
 const valueOf = (value: number | Decimal) => (typeof value === 'number' ? value : Number(value.digits) / 10 ** value.scale)
 
-type Ranked = { listing: ComparableListing; distance: number }
+/** A comparable as used: its figures and its distance from the subject. */
+type Ranked = ComparableListing & { distance: number }
 
-/** `kept` by distance from the subject (rounded to 6 decimals), then listing id. */
-function closest(kept: readonly ComparableListing[], subject: Subject): Ranked[] {
-  const ranked = kept.map((listing) => ({ listing, distance: distanceOf(listing, subject) }))
-  return ranked.sort((a, b) => a.distance - b.distance || (a.listing.id < b.listing.id ? -1 : a.listing.id > b.listing.id ? 1 : 0))
+/**
+ * The `subject.comparables` candidates of [from, to) (only those with `bedrooms`, when given) closest
+ * to the subject: by distance (rounded to 6 decimals), then listing id. Candidates are read outward
+ * from the subject's area, the nearer area first: a distance is at least its area term, so the walk
+ * stops once the next area term exceeds the farthest distance kept (a handful of candidates read,
+ * whatever the zone's size). Ids are read only to break a tie.
+ */
+function closest(candidates: Candidates, from: number, to: number, bedrooms: number | null, subject: Subject): Ranked[] {
+  const best: { i: number; distance: number }[] = []
+  const before = (i: number, distance: number, other: { i: number; distance: number }) =>
+    distance < other.distance || (distance === other.distance && candidates.id(i) < candidates.id(other.i))
+  const areaTerm = (i: number) => roundedTo(Math.abs(Math.log(candidates.areaM2(i) / subject.areaM2)), 6)
+  const start = from + firstWhere(to - from, (k) => candidates.areaM2(from + k) >= subject.areaM2)
+  let [left, right] = [start - 1, start]
+  while (left >= from || right < to) {
+    const takeLeft = right >= to || (left >= from && areaTerm(left) <= areaTerm(right))
+    const i = takeLeft ? left-- : right++
+    const full = best.length === subject.comparables
+    if (full && areaTerm(i) > best[best.length - 1]!.distance) break
+    if (bedrooms !== null && candidates.bedrooms(i) !== bedrooms) continue
+    const distance = distanceOf(candidates, i, subject)
+    if (full && !before(i, distance, best[best.length - 1]!)) continue
+    let at = best.length
+    while (at > 0 && before(i, distance, best[at - 1]!)) at -= 1
+    best.splice(at, 0, { i, distance })
+    if (best.length > subject.comparables) best.pop()
+  }
+  return best.map(({ i, distance }) => ({
+    id: candidates.id(i),
+    areaM2: candidates.areaM2(i),
+    bedrooms: candidates.bedrooms(i),
+    bathrooms: candidates.bathrooms(i),
+    cents: candidates.cents(i),
+    distance,
+  }))
 }
 
-function distanceOf(listing: ComparableListing, subject: Subject): number {
-  let distance = Math.abs(Math.log(listing.areaM2 / subject.areaM2))
-  if (subject.bedrooms !== undefined) distance += BEDROOM_WEIGHT * Math.abs(listing.bedrooms - subject.bedrooms)
-  if (subject.bathrooms !== undefined) distance += BATHROOM_WEIGHT * Math.abs(listing.bathrooms - subject.bathrooms)
+function distanceOf(candidates: Candidates, i: number, subject: Subject): number {
+  let distance = Math.abs(Math.log(candidates.areaM2(i) / subject.areaM2))
+  if (subject.bedrooms !== undefined) distance += BEDROOM_WEIGHT * Math.abs(candidates.bedrooms(i) - subject.bedrooms)
+  if (subject.bathrooms !== undefined) distance += BATHROOM_WEIGHT * Math.abs(candidates.bathrooms(i) - subject.bathrooms)
   return roundedTo(distance, 6)
 }
 
@@ -123,7 +201,7 @@ const usd = (cents: bigint): number => Number(cents) / 100
 const nearestRank = (sorted: readonly Ratio[], quarters: number): Ratio => sorted[Math.ceil((quarters * sorted.length) / 4) - 1]!
 
 function figuresOf(used: readonly Ranked[], area: Decimal, level: 1 | 2 | 3 | 4): Pick<Estimate, 'estimate' | 'comparables'> {
-  const prices = used.map(({ listing }) => pricePerM2(listing))
+  const prices = used.map(pricePerM2)
   const sorted = [...prices].sort(compare)
   const median = mean(...middleOf(sorted))
   const [price, low, high] = [centsOf(times(median, area)), centsOf(times(nearestRank(sorted, 1), area)), centsOf(times(nearestRank(sorted, 3), area))]
@@ -134,7 +212,7 @@ function figuresOf(used: readonly Ranked[], area: Decimal, level: 1 | 2 | 3 | 4)
     high_usd: usd(high),
     confidence: confidenceOf(used.length, level, high - low, price),
   }
-  const comparables = used.map(({ listing, distance }, i) => ({
+  const comparables = used.map((listing, i) => ({
     listing_id: listing.id,
     area_m2: listing.areaM2,
     bedrooms: listing.bedrooms,
@@ -142,8 +220,8 @@ function figuresOf(used: readonly Ranked[], area: Decimal, level: 1 | 2 | 3 | 4)
     price_usd: listing.cents / 100,
     price_per_m2_usd: usd(centsOf(prices[i]!)),
     adjusted_price_usd: usd(centsOf(times(prices[i]!, area))),
-    distance,
-    similarity: roundedTo(1 / (1 + distance), 4),
+    distance: listing.distance,
+    similarity: roundedTo(1 / (1 + listing.distance), 4),
   }))
   return { estimate, comparables }
 }
