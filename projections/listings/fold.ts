@@ -1,4 +1,5 @@
 import type { ListingEvent } from '../../src/domain/listings/listing.ts'
+import { isPublic } from '../../src/domain/listings/fields.ts'
 import {
   DETAIL_COLUMNS,
   DETAIL_NAMES,
@@ -22,12 +23,12 @@ const foldedStatementsFor = (t: ListingsTables) => ({
     insert into ${t.listings} (listing_id, observed_at, source, source_id, ${DETAIL_NAMES}, ${PRICE_NAMES}, verified_at, status)
     select listing_id, at, source, source_id, ${DETAIL_NAMES}, ${PRICE_NAMES}, verified_at, status from x`,
   history: `with ${input(`listing_id text, since_revision integer, country text, zone_no integer, operation text, source text,
-    property_type text, bedrooms integer, listed_at timestamptz, price_usd numeric, area_m2 double precision, valid_from timestamptz,
-    valid_to timestamptz`)}
-    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
-      price_usd, ppm2_usd, valid_from, valid_to)
-    select listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
-      price_usd::numeric(16, 2), ${EXACT_PPM2.replace('price_usd', 'price_usd::numeric(16, 2)')}, valid_from, valid_to from x`,
+    property_type text, bedrooms integer, bathrooms double precision, area_m2 double precision, listed_at timestamptz, price_usd numeric,
+    valid_from timestamptz, valid_to timestamptz, public_from timestamptz`)}
+    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, bathrooms, area_m2,
+      listed_at, price_usd, ppm2_usd, valid_from, valid_to, public_from)
+    select listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, bathrooms, area_m2, listed_at,
+      price_usd::numeric(16, 2), ${EXACT_PPM2.replace('price_usd', 'price_usd::numeric(16, 2)')}, valid_from, valid_to, public_from from x`,
   touches: `with ${input('country text, zone_no integer, at timestamptz')},
     touch as (insert into ${t.touches} (country, zone_no, at) select country, zone_no, at from x on conflict do nothing)
     insert into ${t.zones} (country, zone_no, updated_at) select country, zone_no, max(at) from x group by country, zone_no
@@ -44,6 +45,25 @@ export const foldedStatements = (t: ListingsTables) => {
 }
 
 type Folded = { listing: Record<string, unknown>; history: Record<string, unknown>[]; touches: [string, number, string][] }
+
+/** The history row `openInterval` (projection.ts) inserts for the active listing `row` at `at`: public from then if it is public. */
+const intervalOf = (row: Record<string, unknown>, revision: number, at: string): Record<string, unknown> => ({
+  listing_id: row.listing_id,
+  since_revision: revision,
+  country: row.country,
+  zone_no: row.zone_no,
+  operation: row.operation,
+  source: row.source,
+  property_type: row.property_type,
+  bedrooms: row.bedrooms,
+  bathrooms: row.bathrooms,
+  area_m2: row.area_m2,
+  listed_at: row.listed_at,
+  price_usd: row.price_usd,
+  valid_from: at,
+  valid_to: null,
+  public_from: isPublic(row) ? at : null,
+})
 
 /**
  * What the statements of `statementsFor` leave behind for a listing whose every event is `events`
@@ -65,25 +85,14 @@ export function foldListing(events: readonly { event: ListingEvent; revision: nu
   const history: Record<string, unknown>[] = []
   const touches: Folded['touches'] = []
   const open = (revision: number, at: string) => {
-    if (row.status !== 'active') return
-    history.push({
-      listing_id: row.listing_id,
-      since_revision: revision,
-      country: row.country,
-      zone_no: row.zone_no,
-      operation: row.operation,
-      source: row.source,
-      property_type: row.property_type,
-      bedrooms: row.bedrooms,
-      listed_at: row.listed_at,
-      price_usd: row.price_usd,
-      area_m2: row.area_m2,
-      valid_from: at,
-      valid_to: null,
-    })
+    if (row.status === 'active') history.push(intervalOf(row, revision, at))
   }
   const close = (at: string) => {
     for (const interval of history) if (interval.valid_to === null) interval.valid_to = at
+  }
+  const madePublic = (at: string) => {
+    if (!isPublic(row)) return
+    for (const interval of history) if (interval.valid_to === null && interval.public_from === null) interval.public_from = at
   }
   for (const { event, revision } of events) {
     const at = event.data.observed_at
@@ -109,6 +118,7 @@ export function foldListing(events: readonly { event: ListingEvent; revision: nu
         break
       case 'ListingVerified':
         row.verified_at = event.data.verified_at
+        madePublic(at)
         break
       case 'ListingDelisted':
         row.status = 'delisted'

@@ -1,15 +1,17 @@
 import { IdTable } from './listing-ids.ts'
+import { ComparableFigures, type IntervalFigures } from './comparable-figures.ts'
+import type { ComparableListing } from '../../src/domain/market/comparable.ts'
 import { grown, ListingColumns, type StatisticsListing } from '../../src/domain/market/listing-columns.ts'
-import type { Country } from '../../src/domain/market/vocabulary.ts'
+import { type Country, OPERATIONS, type Operation, PROPERTY_TYPES, type PropertyType } from '../../src/domain/market/vocabulary.ts'
 import type { CountryZoneFacts, Figures, ZoneNow, ZoneSeen, ZoneThen } from '../../src/domain/market/zone-statistics.ts'
 import { changeWindowStart, zoneFactsOf, zoneNow, zoneThen } from '../../src/domain/market/zone-statistics.ts'
 
 /**
- * One history interval of a listing (a row of the listings read model's `history` table, version 3):
+ * One history interval of a listing (a row of the listings read model's `history` table, version 4):
  * times in microseconds since the epoch (timestamptz precision), the price in whole cents and the
  * exact price per m² as SQL's text (30 decimals).
  */
-export type Interval = StatisticsListing & {
+export type Interval = StatisticsListing & IntervalFigures & {
   listingId: string
   country: string
   zone: number
@@ -25,9 +27,11 @@ export type Touch = { country: string; zone: number; micros: number }
  * The listings read model's history (intervals and zone touches) in memory, to answer as of any
  * instant what `countryZoneFactsAt` (zone-rows.ts) answers from SQL rows, without SQL: one scan of
  * a country's intervals per instant selects the intervals open then, and the zone statistics
- * (src/domain/market/zone-statistics.ts) are computed from them. Columns of typed arrays addressed by
- * slot (about 70 bytes an interval: what the statistics read is in ListingColumns, the rest here); a
- * listing's intervals are chained from its id so that a change replaces them. Pure and synchronous.
+ * (src/domain/market/zone-statistics.ts) are computed from them; the same scan finds the listings an
+ * estimate compares with (comparablesAt). Columns of typed arrays addressed by slot (about 92 bytes an
+ * interval: what the statistics read is in ListingColumns, what an estimate reads besides in
+ * ComparableFigures, 18 bytes, the rest here, the listing's slot 4 of them); a listing's intervals are
+ * chained from its id so that a change replaces them. Pure and synchronous.
  */
 export class HistoryIndex {
   private readonly ids = new IdTable()
@@ -39,12 +43,15 @@ export class HistoryIndex {
   private slots = 0
   private readonly freeSlots: number[] = []
   private next = new Int32Array(1024)
+  /** The listing slot (its id in `ids`) of each interval slot. */
+  private owner = new Int32Array(1024)
   /** Country index + 1 (0: a free slot). */
   private country = new Uint8Array(1024)
   private zone = new Uint16Array(1024)
   private from = new Float64Array(1024)
   private to = new Float64Array(1024)
   private readonly columns = new ListingColumns(1024)
+  private readonly figures = new ComparableFigures(1024)
 
   /** Per country and zone, the touch times in ascending order. */
   private readonly touches = new Map<string, Map<number, number[]>>()
@@ -147,6 +154,34 @@ export class HistoryIndex {
     return zoneFactsOf(country, seen, now, then)
   }
 
+  /**
+   * The listings of `country`'s zone `zoneNo`, of `operation` and `propertyType`, that were public at
+   * `at` (an interval open then, by factsAt's rule, and public from `at` or before), in listing id
+   * order (the databases' order, as IdTable compares), each with its figures then.
+   */
+  comparablesAt(country: Country, zoneNo: number, operation: string, propertyType: string, at: Date): ComparableListing[] {
+    const micros = at.getTime() * 1000
+    const countryNo = this.countries.indexOf(country) + 1
+    const { first, end } = this.ranges[countryNo - 1] ?? { first: 0, end: 0 }
+    const { country: countryOf, zone, from, to, figures } = this
+    const open: number[] = []
+    for (let slot = first; slot < end; slot++) {
+      if (countryOf[slot] !== countryNo || zone[slot] !== zoneNo || from[slot]! > micros || to[slot]! <= micros) continue
+      if (figures.publicAt(slot, micros)) open.push(slot)
+    }
+    // A word outside the vocabulary is index -1, which no slot has: nothing is kept.
+    const ofOperation = this.columns.where(Int32Array.from(open), 'operation', OPERATIONS.indexOf(operation as Operation))
+    const kept = [...this.columns.where(ofOperation, 'propertyType', PROPERTY_TYPES.indexOf(propertyType as PropertyType))]
+    kept.sort((a, b) => this.ids.compare(this.owner[a]!, this.owner[b]!))
+    return kept.map((slot) => ({
+      id: this.ids.idAt(this.owner[slot]!),
+      areaM2: figures.areaM2(slot),
+      bedrooms: figures.bedroomsOf(slot),
+      bathrooms: figures.bathroomsOf(slot),
+      cents: this.columns.cents[slot]!,
+    }))
+  }
+
   // ---- internals --------------------------------------------------------------------------------
 
   /**
@@ -216,6 +251,8 @@ export class HistoryIndex {
     this.country[slot] = countryNo
     this.zone[slot] = interval.zone
     this.columns.set(slot, interval)
+    this.figures.set(slot, interval)
+    this.owner[slot] = listing
     this.from[slot] = interval.fromMicros
     this.to[slot] = interval.toMicros ?? Infinity
     this.next[slot] = this.firstOf[listing]!
@@ -225,11 +262,13 @@ export class HistoryIndex {
   private grow(slots: number): void {
     const size = slots > this.next.length * 2 ? slots : this.next.length * 2
     this.next = grown(this.next, size, -1)
+    this.owner = grown(this.owner, size)
     this.country = grown(this.country, size, 0)
     this.zone = grown(this.zone, size, 0)
     this.from = grown(this.from, size, 0)
     this.to = grown(this.to, size, 0)
     this.columns.grow(size)
+    this.figures.grow(size)
   }
 }
 

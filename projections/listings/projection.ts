@@ -22,13 +22,22 @@ import {
  * - listings: every listing's current state; `public` marks what /listings may show
  *   (active, verified, broker) and partial indexes serve that search at any size;
  * - history: one row per interval during which a listing was active with given figures (zone,
- *   operation, type, bedrooms, area, listing time, price), so zone statistics can be reconstructed as
- *   of any past time;
+ *   operation, type, bedrooms, bathrooms, area, listing time, price), and from when in it the listing
+ *   was public, so zone statistics and an estimate's comparables can be reconstructed as of any past
+ *   time;
  * - zones: every zone ever seen per country, with the time of its latest listing event;
  * - touches: every (zone, time) at which a listing event touched a zone, for `updated_at` and the
  *   market's clock as of any past time.
  * Zone statistics are computed from rows of these tables (zone-rows.ts, src/domain/market/zone-statistics.ts) and served from memory (ready-zones.ts).
  *
+ * Version 4: history rows also carry the area, the bathrooms (a change of them opens a new interval,
+ * fields.ts `statistical`) and `public_from`, the instant from which the listing was public (active,
+ * verified, broker: the listings table's `public`) during the interval, null if it never was: what an
+ * estimate as of an instant compares with (HistoryIndex.comparablesAt). Within one interval a listing
+ * can only become public, never stop being so (a delisting closes the interval, the source never
+ * changes, a verification is never withdrawn: no event says so), so one instant says it all and a
+ * verification does not cut the interval: cutting would add an interval, most of them empty, for
+ * every listing verified on its first line (ingested and verified at one instant).
  * Version 3: history rows also carry the source, property type, bedrooms and listing time (a change
  * of these opens a new interval) and `touches` is new, so every figure can be answered as of any
  * instant; `price_usd` is computed here, exactly, from each price event's local price and recorded
@@ -58,11 +67,14 @@ const schema = (t: ListingsTables) => [
     source text not null,
     property_type text not null,
     bedrooms integer not null,
+    bathrooms double precision not null,
+    area_m2 double precision not null,
     listed_at timestamptz not null,
     price_usd numeric(16, 2) not null,
     ppm2_usd numeric not null,
     valid_from timestamptz not null,
     valid_to timestamptz,
+    public_from timestamptz,
     primary key (listing_id, since_revision)
   )`,
   `create table if not exists ${t.zones} (
@@ -98,14 +110,14 @@ const indexes = (t: ListingsTables) => [
   `create index if not exists ${t.touches}_at on ${t.touches} (at)`,
 ]
 
-const RETURNING = `returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.source, l.property_type, l.bedrooms, l.listed_at,
-  l.price_usd, l.ppm2_usd`
-/** Opens a history interval, from the event, for each listing of `listing` that is active (and `where`). */
+const RETURNING = `returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.source, l.property_type, l.bedrooms, l.bathrooms,
+  l.area_m2, l.listed_at, l.price_usd, l.ppm2_usd, l.public`
+/** Opens a history interval, from the event, for each listing of `listing` that is active (and `where`); public from its start if the listing is. */
 const openInterval = (t: ListingsTables, where = 'true') => `opened as (
-  insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
-    price_usd, ppm2_usd, valid_from)
-  select l.listing_id, x.revision, l.country, l.zone_no, l.operation, l.source, l.property_type, l.bedrooms, l.listed_at,
-    l.price_usd, l.ppm2_usd, x.at
+  insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, bathrooms, area_m2,
+    listed_at, price_usd, ppm2_usd, valid_from, public_from)
+  select l.listing_id, x.revision, l.country, l.zone_no, l.operation, l.source, l.property_type, l.bedrooms, l.bathrooms, l.area_m2,
+    l.listed_at, l.price_usd, l.ppm2_usd, x.at, case when l.public then x.at end
     from listing l join x using (listing_id) where l.status = 'active' and ${where})`
 const closeInterval = (t: ListingsTables, where = 'true') => `closed as (
   update ${t.history} h set valid_to = x.at from x where h.listing_id = x.listing_id and h.valid_to is null and ${where})`
@@ -141,8 +153,12 @@ const statementsFor = (t: ListingsTables): Record<ListingEventType, string> => (
     ${updateListing(t, PRICE_UPDATE)},
     ${closeInterval(t)}, ${openInterval(t)}
     ${touchZones(t, 'listing')}`,
+  // The listing's open interval, if the verification made it public, is public from now on (see the version comment).
   ListingVerified: `with ${input('listing_id text, at timestamptz, verified_at timestamptz')},
-    ${updateListing(t, 'verified_at = x.verified_at')}
+    ${updateListing(t, 'verified_at = x.verified_at')},
+    made_public as (
+      update ${t.history} h set public_from = x.at from listing l join x using (listing_id)
+       where h.listing_id = l.listing_id and h.valid_to is null and h.public_from is null and l.public)
     ${touchZones(t, 'listing')}`,
   ListingDelisted: `with ${input('listing_id text, at timestamptz')},
     ${updateListing(t, `status = 'delisted'`)}, ${closeInterval(t)}
@@ -253,7 +269,7 @@ function batchChanges(recorded: readonly RecordedEvent[], t: ListingsTables): Ro
 
 export const listingsProjection: Projection<'listings' | 'history' | 'zones' | 'touches'> = {
   name: 'listings',
-  version: 3,
+  version: 4,
   categories: [LISTING_CATEGORY],
   tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones', touches: 'listing_zone_touches' },
   schema,

@@ -11,6 +11,7 @@ import { ZoneHistory } from './zone-history.ts'
 import { zoneNumberOfName } from '../../src/domain/market/zone-name.ts'
 import {
   activeListings,
+  comparablesAt,
   countryZoneFactsAt,
   firstListingEvent,
   listingsActiveAt,
@@ -23,6 +24,7 @@ import {
 import type { CountryZoneFacts, Figures, ZoneNow, ZoneSeen, ZoneThen } from '../../src/domain/market/zone-statistics.ts'
 import { zoneFactsOf, zoneDetailAt, zonesAt } from '../../src/domain/market/zone-statistics.ts'
 import type { ZoneDetail, ZoneSummary } from '../../src/domain/market/zone-figures.ts'
+import type { ComparableListing } from '../../src/domain/market/comparable.ts'
 import { outsideRequests } from '../../src/runtime/dependency.ts'
 import { fail } from '../../src/shared/errors.ts'
 
@@ -152,6 +154,21 @@ export class ReadyZones {
     })
   }
 
+  /**
+   * The listings public at the instant `at` of `country`'s zone `zoneNo`, of `operation` and
+   * `propertyType`, with their figures then, in listing id order (what an estimate as of `at`
+   * compares with): from the history in memory, or from SQL until it is loaded, as `factsAt`.
+   */
+  async comparablesAt(country: Country, zoneNo: number, operation: string, propertyType: string, at: Date): Promise<ComparableListing[]> {
+    const history = this.history()
+    if (history.ready) return history.comparablesAt(country, zoneNo, operation, propertyType, at)
+    const t = await this.pointInTimeTables(4, 'comparables as of a past instant')
+    return this.db.transaction(async (tx) => {
+      if (this.db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+      return comparablesAt(tx, t, country, zoneNo, operation, propertyType, at)
+    })
+  }
+
   /** The time of the first listing event (null without any): before it the market is unknown. */
   async firstEvent(): Promise<string | null> {
     const history = this.history()
@@ -176,11 +193,11 @@ export class ReadyZones {
     return (this.histories ??= outsideRequests(() => ZoneHistory.follow(this.db, this.advancing, this.onError)))
   }
 
-  /** The live generation's tables, which answer as of a past instant from listings version 3 on. */
-  private async pointInTimeTables(): Promise<ListingsTables> {
+  /** The live generation's tables, which answer `what` from listings version `since` on (zone figures: 3, comparables: 4). */
+  private async pointInTimeTables(since = 3, what = 'answers as of a past instant'): Promise<ListingsTables> {
     const live = await liveTables(this.db).of(listingsProjection)
-    if (live.version < 3) {
-      throw fail.serviceUnavailable(`answers as of a past instant need listings v3, being built (${live.id} is live)`)
+    if (live.version < since) {
+      throw fail.serviceUnavailable(`${what} need listings v${since}, being built (${live.id} is live)`)
     }
     return generationTables(listingsProjection, live)
   }

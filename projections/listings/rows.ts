@@ -12,7 +12,7 @@ export type ListingsTables = Tables<'listings' | 'history' | 'zones' | 'touches'
 
 export { EXACT_PPM2 } from '../../src/domain/listings/fields.ts'
 
-/** Fields of a listing that zone statistics depend on: changing one closes its history interval. */
+/** Fields of a listing the history carries (zone statistics, comparables): changing one closes its history interval. */
 export const STATISTICAL: readonly (keyof ListingDetails)[] = STATISTICAL_FIELDS as (keyof ListingDetails)[]
 
 /**

@@ -184,10 +184,13 @@ const loadChunk = (t: ListingsTables) => `
       from listing
   ),
   history as (
-    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
-      price_usd, ppm2_usd, valid_from, valid_to)
-    select listing_id, i.revision, country, zone_no, operation, source, property_type, bedrooms, listed_at,
-           i.price_usd, i.price_usd::numeric(46, 30) / area_m2::numeric, i.valid_from, i.valid_to
+    insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, bathrooms, area_m2,
+      listed_at, price_usd, ppm2_usd, valid_from, valid_to, public_from)
+    select listing_id, i.revision, country, zone_no, operation, source, property_type, bedrooms, bathrooms, area_m2, listed_at,
+           i.price_usd, i.price_usd::numeric(46, 30) / area_m2::numeric, i.valid_from, i.valid_to,
+           -- Public from the verification (only broker listings are verified) if it came before the interval's end: a
+           -- verification at the instant an interval ends is recorded after the change that ends it, as the decider orders them.
+           case when t_ver < coalesce(i.valid_to, 'infinity') then greatest(t_ver, i.valid_from) end
       from listing
       cross join lateral (values
         (0, ${usd('p0')}, t_seen, coalesce(t_p1, t_del)),

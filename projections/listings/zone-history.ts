@@ -8,21 +8,30 @@ import type { Country } from '../../src/domain/market/vocabulary.ts'
 import { fail } from '../../src/shared/errors.ts'
 import { HistoryIndex, type Interval, type Touch } from './history-index.ts'
 import type { CountryZoneFacts, Figures } from '../../src/domain/market/zone-statistics.ts'
+import type { ComparableListing } from '../../src/domain/market/comparable.ts'
 import { micros } from './zone-rows.ts'
 
-/** An interval's fields after its group's, as text: listing, listing time, cents, exact price per m², from, to (empty while open). */
-const FIELDS = `concat_ws(',', listing_id, ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd, ${micros('valid_from')},
-  coalesce(${micros('valid_to')}::text, ''))`
+/**
+ * An interval's fields after its group's, as text: listing, listing time, cents, exact price per m²,
+ * from, to (empty while open); from version 4 on, then area (a double's shortest decimal, which reads
+ * back as the same double), bathrooms and the instant public from (empty: never).
+ */
+const FIELDS = `listing_id, ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd, ${micros('valid_from')}, coalesce(${micros('valid_to')}::text, '')`
+const COMPARABLE_FIELDS = `area_m2, bathrooms, coalesce(${micros('public_from')}::text, '')`
 const GROUP = 'country, zone_no, operation, source, property_type, bedrooms'
-const FIELD_COUNT = 6
+
+/** What is read of each interval: everything, or (a version 3 generation, which lacks the rest) what zone statistics read. */
+type Reading = { comparables: boolean }
+const fieldsOf = ({ comparables }: Reading) => `concat_ws(',', ${FIELDS}${comparables ? `, ${COMPARABLE_FIELDS}` : ''})`
 
 type GroupRow = Row & { country: string; zone_no: number; operation: string; source: string; property_type: string; bedrooms: number; intervals: string }
 
 /** The intervals of groups of rows sharing country, zone, operation, source, type and bedrooms (fewer rows to decode). */
-function* intervalsOf(groups: readonly GroupRow[]): Generator<Interval> {
+function* intervalsOf(groups: readonly GroupRow[], { comparables }: Reading): Generator<Interval> {
+  const count = comparables ? 9 : 6
   for (const group of groups) {
     const fields = group.intervals.split(',')
-    for (let i = 0; i + FIELD_COUNT - 1 < fields.length; i += FIELD_COUNT) {
+    for (let i = 0; i + count - 1 < fields.length; i += count) {
       yield {
         listingId: fields[i]!,
         country: group.country,
@@ -36,13 +45,17 @@ function* intervalsOf(groups: readonly GroupRow[]): Generator<Interval> {
         ppm2: fields[i + 3]!,
         fromMicros: Number(fields[i + 4]),
         toMicros: fields[i + 5] === '' ? null : Number(fields[i + 5]),
+        // Version 3: never public, which comparablesAt is not asked about (ZoneHistory refuses).
+        areaM2: comparables ? Number(fields[i + 6]) : 0,
+        bathrooms: comparables ? Number(fields[i + 7]) : 0,
+        publicFromMicros: comparables && fields[i + 8] !== '' ? Number(fields[i + 8]) : null,
       }
     }
   }
 }
 
-const intervalGroups = (sql: Sql, t: ListingsTables, where = 'true', params: unknown[] = []) =>
-  sql.query<GroupRow>(`select ${GROUP}, string_agg(${FIELDS}, ',') as intervals from ${t.history} where ${where} group by ${GROUP}`, params)
+const intervalGroups = (sql: Sql, t: ListingsTables, reading: Reading, where: string, params: unknown[]) =>
+  sql.query<GroupRow>(`select ${GROUP}, string_agg(${fieldsOf(reading)}, ',') as intervals from ${t.history} where ${where} group by ${GROUP}`, params)
 
 const touchRows = (sql: Sql, t: ListingsTables, where = 'true', params: unknown[] = []) =>
   sql.query<Row & { country: string; zone_no: number; at: unknown }>(`select country, zone_no, ${micros('at')} as at from ${t.touches} where ${where}`, params)
@@ -58,14 +71,20 @@ function* touchesOfZones(zones: readonly { country: string; zone_no: number; tim
   for (const zone of zones) for (const time of zone.times.split(',')) yield { country: zone.country, zone: toNumber(zone.zone_no), micros: Number(time) }
 }
 
-/** A generation's history in memory, or why it cannot answer (a generation older than version 3 lacks what it reads). */
-type Loaded = { index: HistoryIndex; tables: ListingsTables } | { unavailable: string }
+/**
+ * A generation's history in memory, or why it cannot answer (a generation older than version 3 lacks
+ * what it reads); `noComparables`: why a version 3 generation, which lacks what an estimate reads,
+ * answers no comparables.
+ */
+type Loaded = { index: HistoryIndex; tables: ListingsTables; reading: Reading; noComparables: string | null } | { unavailable: string }
+type Held = Extract<Loaded, { index: HistoryIndex }>
 
 /**
- * Answers as of a past instant (GET /zones?as_of, /zone/{slug}?as_of, the monthly history) from the
- * live generation's history held in memory (HistoryIndex), kept by a follower of the live generation
- * (engine/follow.ts): every batch it settles re-reads the intervals of the listings its events name
- * and the touches at their times; a promotion or rollback loads the new generation whole.
+ * Answers as of a past instant (GET /zones?as_of, /zone/{slug}?as_of, the monthly history, an
+ * estimate's comparables) from the live generation's history held in memory (HistoryIndex), kept by
+ * a follower of the live generation (engine/follow.ts): every batch it settles re-reads the
+ * intervals of the listings its events name and the touches at their times; a promotion or rollback
+ * loads the new generation whole.
  */
 export class ZoneHistory {
   private constructor(private readonly loaded: Follower<Loaded>) {}
@@ -88,6 +107,16 @@ export class ZoneHistory {
   /** `countryZoneFactsAt` (zone-rows.ts) of the live generation, from memory. */
   async factsAt(country: Country, at: Date, zoneNo?: number, figures: Figures = 'detail'): Promise<CountryZoneFacts> {
     return (await this.index()).factsAt(country, at, zoneNo, figures)
+  }
+
+  /**
+   * HistoryIndex.comparablesAt of the live generation: the listings public at `at` of a zone, an
+   * operation and a property type, with their figures then, in listing id order.
+   */
+  async comparablesAt(country: Country, zoneNo: number, operation: string, propertyType: string, at: Date): Promise<ComparableListing[]> {
+    const held = await this.held()
+    if (held.noComparables !== null) throw fail.serviceUnavailable(held.noComparables)
+    return held.index.comparablesAt(country, zoneNo, operation, propertyType, at)
   }
 
   /** The time of the first listing event (null without any). */
@@ -116,9 +145,13 @@ export class ZoneHistory {
   }
 
   private async index(): Promise<HistoryIndex> {
+    return (await this.held()).index
+  }
+
+  private async held(): Promise<Held> {
     const loaded = await this.loaded.current()
     if ('unavailable' in loaded) throw fail.serviceUnavailable(loaded.unavailable)
-    return loaded.index
+    return loaded
   }
 }
 
@@ -128,6 +161,8 @@ async function load(db: Db, generation: LiveGeneration): Promise<Loaded> {
     return { unavailable: `answers as of a past instant need listings v3, being built (${generation.id} is live)` }
   }
   const tables = generationTables(listingsProjection, generation)
+  const reading = { comparables: generation.version >= 4 }
+  const noComparables = reading.comparables ? null : `comparables as of a past instant need listings v4, being built (${generation.id} is live)`
   return db.transaction(async (tx) => {
     if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
     const [count] = await tx.query<{ n: unknown }>(`select count(*) as n from ${tables.history}`)
@@ -138,15 +173,15 @@ async function load(db: Db, generation: LiveGeneration): Promise<Loaded> {
     // A zone at a time: at a million listings the whole history as text would be ~150 MB at once.
     zones.sort((a, b) => (a.country < b.country ? -1 : a.country > b.country ? 1 : a.zoneNo - b.zoneNo))
     for (const zone of zones) {
-      const groups = await intervalGroups(tx, tables, 'country = $1 and zone_no = $2', [zone.country, zone.zoneNo])
-      for (const interval of intervalsOf(groups)) index.add(interval)
+      const groups = await intervalGroups(tx, tables, reading, 'country = $1 and zone_no = $2', [zone.country, zone.zoneNo])
+      for (const interval of intervalsOf(groups, reading)) index.add(interval)
     }
-    return { index, tables }
+    return { index, tables, reading, noComparables }
   })
 }
 
 /** Reads again the intervals of the listings `events` name, and the touches at their times. */
-async function reread(db: Db, loaded: { index: HistoryIndex; tables: ListingsTables }, events: readonly RecordedEvent[]): Promise<void> {
+async function reread(db: Db, loaded: Held, events: readonly RecordedEvent[]): Promise<void> {
   const ids = new Set<string>()
   const times = new Set<string>()
   for (const event of events) {
@@ -158,12 +193,12 @@ async function reread(db: Db, loaded: { index: HistoryIndex; tables: ListingsTab
   const [groups, touches] = await db.transaction(async (tx) => {
     if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
     return [
-      await intervalGroups(tx, loaded.tables, 'listing_id = any($1::text[])', [[...ids]]),
+      await intervalGroups(tx, loaded.tables, loaded.reading, 'listing_id = any($1::text[])', [[...ids]]),
       await touchRows(tx, loaded.tables, 'at = any($1::timestamptz[])', [[...times]]),
     ] as const
   })
   const byListing = new Map<string, Interval[]>([...ids].map((id) => [id, []]))
-  for (const interval of intervalsOf(groups)) byListing.get(interval.listingId)?.push(interval)
+  for (const interval of intervalsOf(groups, loaded.reading)) byListing.get(interval.listingId)?.push(interval)
   for (const [id, intervals] of byListing) loaded.index.replace(id, intervals)
   for (const row of touches) loaded.index.touch(touchOf(row))
 }

@@ -2,6 +2,7 @@ import type { ListingsTables } from './projection.ts'
 import type { LiveGeneration } from '../engine/live-tables.ts'
 import type { Row, Sql } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
+import type { ComparableListing } from '../../src/domain/market/comparable.ts'
 import { ListingColumns, type StatisticsListing } from '../../src/domain/market/listing-columns.ts'
 import type { Country } from '../../src/domain/market/vocabulary.ts'
 import type { CountryZoneFacts, Figures, ZoneNow, ZoneSeen, ZoneThen } from '../../src/domain/market/zone-statistics.ts'
@@ -10,8 +11,8 @@ import { changeWindowStart, zoneFactsOf, zoneNow, zoneThen } from '../../src/dom
 /**
  * The rows the zone statistics are computed from, selected from a generation of the listings read
  * model: the zones seen, the market's clock, the active listings (now, or the history intervals
- * open at an instant). SQL only selects rows and counts nothing; every figure is computed by
- * src/domain/market/zone-statistics.ts. The API serves them prepared in memory (ready-zones.ts) or,
+ * open at an instant), and the public ones an estimate compares with at an instant. SQL only
+ * selects rows and counts nothing; every figure is computed by src/domain/market/zone-statistics.ts. The API serves them prepared in memory (ready-zones.ts) or,
  * as of a past instant, from the history in memory (history-index.ts); this module answers the same
  * from SQL: before that history is loaded, for `audit answer`, `projections diff` and the tests.
  */
@@ -117,6 +118,37 @@ export function listingsActiveAt(sql: Sql, t: ListingsTables, at: Date, reading:
     `${t.history} where valid_from <= $1::timestamptz and (valid_to is null or valid_to > $1::timestamptz) ${countryFilter} ${zoneFilter}`,
     params,
   )
+}
+
+/**
+ * The listings public at the instant `at` of `country`'s zone `zoneNo`, of `operation` and
+ * `propertyType` (the history intervals open then, public from `at` or before), in listing id order
+ * (byte order, as IdTable compares), with their figures then: what HistoryIndex.comparablesAt
+ * answers from memory.
+ */
+export async function comparablesAt(
+  sql: Sql,
+  t: ListingsTables,
+  country: Country,
+  zoneNo: number,
+  operation: string,
+  propertyType: string,
+  at: Date,
+): Promise<ComparableListing[]> {
+  const rows = await sql.query<{ listing_id: string; area_m2: unknown; bedrooms: unknown; bathrooms: unknown; cents: unknown }>(
+    `select listing_id, area_m2, bedrooms, bathrooms, (price_usd * 100)::int8 as cents from ${t.history}
+      where country = $1 and zone_no = $2 and operation = $3 and property_type = $4
+        and valid_from <= $5::timestamptz and (valid_to is null or valid_to > $5::timestamptz) and public_from <= $5::timestamptz
+      order by listing_id collate "C"`,
+    [country, zoneNo, operation, propertyType, at.toISOString()],
+  )
+  return rows.map((row) => ({
+    id: row.listing_id,
+    areaM2: toNumber(row.area_m2),
+    bedrooms: toNumber(row.bedrooms),
+    bathrooms: toNumber(row.bathrooms),
+    cents: toNumber(row.cents),
+  }))
 }
 
 /** Per zone of `country`, what its selected listings say now (`zoneNow`). */

@@ -8,8 +8,8 @@ import type { EventStore, RecordedEvent } from '../../src/eventstore/port.ts'
 /**
  * A store as the code before exact money left it: listing events whose `price_usd` the ingestion
  * rounded in floating point (`priceLocal * 100 / rate`), and version 2 of the listings read model,
- * which took each event's `price_usd` as recorded (built with version 3's tables: version 2's, plus
- * what version 3 added for answers as of a past instant, which the comparison does not read).
+ * which took each event's `price_usd` as recorded (built with version 4's tables: version 2's, plus
+ * what versions 3 and 4 added for answers as of a past instant, which the comparison does not read).
  */
 
 /** The conversion before exact money (src/domain/market/fx.ts then). */

@@ -30,7 +30,10 @@ export type ListingField = {
   event?: TSchema
   /** The value of a feed line or an event recorded before the field existed, which lacks it. */
   absent?: unknown
-  /** Zone statistics depend on it: a change of it closes the listing's history interval. */
+  /**
+   * What is answered as of a past instant depends on it (zone statistics, an estimate's comparables):
+   * the history carries it, and a change of it closes the listing's history interval.
+   */
   statistical?: boolean
   /** Writes its columns of `row` from the event data holding it (default: its one column, same value). */
   write?: (data: Record<string, unknown>, row: ListingRow) => void
@@ -117,6 +120,7 @@ export const LISTING_FIELDS = {
   },
   bathrooms: {
     group: 'details',
+    statistical: true,
     columns: [column('bathrooms', 'double precision')],
     feed: { schema: Type.Number({ minimum: 0, maximum: 100 }) },
     event: Type.Number(),
@@ -174,7 +178,7 @@ export const LISTING_FIELDS = {
     absent: null,
   },
   status: { group: 'state', columns: [column('status', 'text')], feed: { schema: Status, hint: oneOf(STATUSES) } },
-  /** What /listings may show: active, verified and broker-sourced. */
+  /** What /listings may show and an estimate compares with: active, verified and broker-sourced (isPublic says the same of a row in memory). */
   public: {
     group: 'state',
     columns: [column('public', 'boolean', { generated: `status = 'active' and source = 'broker' and verified_at is not null` })],
@@ -186,6 +190,13 @@ export const LISTING_FIELDS = {
     feed: { schema: Type.Optional(IsoTime), hint: `must be ${ISO_HINT}` },
   },
 } as const satisfies Record<string, ListingField>
+
+/**
+ * The `public` column's rule for a row held in memory (the fold of projections/listings/fold.ts,
+ * which writes what the statements write without reading the column back). The batch-against-one-
+ * by-one specs of test/projections compare the history both write, so the two cannot drift apart.
+ */
+export const isPublic = (row: ListingRow): boolean => row.status === 'active' && row.source === 'broker' && row.verified_at != null
 
 type Fields = typeof LISTING_FIELDS
 export type ListingFieldName = keyof Fields
@@ -238,7 +249,7 @@ export const fieldsOf = (group: ListingGroup): readonly [ListingFieldName, Listi
 export const groupProperties = <G extends 'details' | 'price'>(group: G): GroupProperties<G> =>
   Object.fromEntries(fieldsOf(group).flatMap(([name, field]) => (field.event ? [[name, field.event]] : []))) as GroupProperties<G>
 
-/** The details fields a change of which changes zone statistics. */
+/** The details fields a change of which changes what is answered as of a past instant (zone statistics, comparables). */
 export const STATISTICAL_FIELDS: readonly ListingFieldName[] = entries.filter(([, field]) => field.statistical).map(([name]) => name)
 
 /**
