@@ -8,10 +8,10 @@ import { isListingEvent } from '../../src/domain/listings/listing.ts'
 import { COUNTRIES, type Country } from '../../src/domain/market/vocabulary.ts'
 import type { ListingsTables } from './projection.ts'
 import { ZoneHistory } from './zone-history.ts'
+import { comparablesAt } from './comparable-rows.ts'
 import { zoneNumberOfName } from '../../src/domain/market/zone-name.ts'
 import {
   activeListings,
-  comparablesAt,
   countryZoneFactsAt,
   firstListingEvent,
   listingsActiveAt,

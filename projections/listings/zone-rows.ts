@@ -120,37 +120,6 @@ export function listingsActiveAt(sql: Sql, t: ListingsTables, at: Date, reading:
   )
 }
 
-/**
- * The listings public at the instant `at` of `country`'s zone `zoneNo`, of `operation` and
- * `propertyType` (the history intervals open then, public from `at` or before), in listing id order
- * (byte order, as IdTable compares), with their figures then: what HistoryIndex.comparablesAt
- * answers from memory.
- */
-export async function comparablesAt(
-  sql: Sql,
-  t: ListingsTables,
-  country: Country,
-  zoneNo: number,
-  operation: string,
-  propertyType: string,
-  at: Date,
-): Promise<ComparableListing[]> {
-  const rows = await sql.query<{ listing_id: string; area_m2: unknown; bedrooms: unknown; bathrooms: unknown; cents: unknown }>(
-    `select listing_id, area_m2, bedrooms, bathrooms, (price_usd * 100)::int8 as cents from ${t.history}
-      where country = $1 and zone_no = $2 and operation = $3 and property_type = $4
-        and valid_from <= $5::timestamptz and (valid_to is null or valid_to > $5::timestamptz) and public_from <= $5::timestamptz
-      order by listing_id collate "C"`,
-    [country, zoneNo, operation, propertyType, at.toISOString()],
-  )
-  return rows.map((row) => ({
-    id: row.listing_id,
-    areaM2: toNumber(row.area_m2),
-    bedrooms: toNumber(row.bedrooms),
-    bathrooms: toNumber(row.bathrooms),
-    cents: toNumber(row.cents),
-  }))
-}
-
 /** Per zone of `country`, what its selected listings say now (`zoneNow`). */
 export function zonesNow(selected: SelectedListings, country: Country, figures: Figures = 'detail'): Map<number, ZoneNow> {
   const now = new Map<number, ZoneNow>()

@@ -13,7 +13,7 @@ import type { ZoneAnswers } from '../zones/point-in-time.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { zoneRoutes } from '../zones/routes.ts'
 import { estimateRoutes } from '../estimates/routes.ts'
-import { publicComparables } from '../../projections/listings/comparable-rows.ts'
+import { comparablesAt, publicComparables } from '../../projections/listings/comparable-rows.ts'
 import { candidatesOf, estimateOf, type Subject } from '../domain/market/estimate.ts'
 
 /** The GET paths `audit answer` reproduces: the zone statistics and estimates, now and as of a past instant. */
@@ -32,7 +32,8 @@ export async function answerAsRecorded(db: Db, store: EventStore, path: string, 
     throw fail.invalidRequest(`audit answer reproduces GET /api/v1/zones, /api/v1/zone/{slug}, /api/v1/zone/{slug}/history and /api/v1/estimate, not ${path}`)
   }
   return withListingsAsRecorded(db, store, until, async (sql, t) => {
-    const zones: ZoneAnswers & Pick<ReadyZones, 'facts'> = {
+    const zones: ZoneAnswers & Pick<ReadyZones, 'facts' | 'comparablesAt'> = {
+      comparablesAt: (country, zoneNo, operation, type, at) => comparablesAt(sql, t, country, zoneNo, operation, type, at),
       facts: (country) => countryZoneFacts(sql, t, country),
       factsAt: (country, at, zoneNo, figures) => countryZoneFactsAt(sql, t, country, at, zoneNo, figures),
       firstEvent: () => firstListingEvent(sql, t),

@@ -1,3 +1,4 @@
+import { candidatesOf, estimateOf } from '../domain/market/estimate.ts'
 import { EstimateResponse } from '../domain/market/estimate-figures.ts'
 import type { Country } from '../domain/market/vocabulary.ts'
 import { zoneName, zoneNumberOfName, zoneSlug } from '../domain/market/zone-name.ts'
@@ -11,10 +12,10 @@ import { asOfRangeChecks, instantAsked, type ZoneAnswers } from '../zones/point-
 import { ESTIMATE_EXAMPLE } from './examples.ts'
 import { estimateInputs } from './estimate-query.ts'
 
-/** What GET /estimate reads: the public listings now (inventory), the zones a country has, and the time. */
+/** What GET /estimate reads: the public listings now (inventory) and as of an instant (the zones' history), the zones a country has, and the time. */
 export type EstimateDeps = {
   inventory: Pick<ListingInventory, 'estimate'>
-  zones: ZoneAnswers & Pick<ReadyZones, 'facts'>
+  zones: ZoneAnswers & Pick<ReadyZones, 'facts' | 'comparablesAt'>
   clock: Clock
 }
 
@@ -41,7 +42,9 @@ export const getEstimate = defineOperation({
     const at = await instantAsked(query.as_of, deps.clock(), deps.zones)
     if (!(await zoneKnown(deps, query.country, zoneNo, at))) throw zoneNotFound(zoneSlug(zoneNo), query.country)
     const subject = { areaM2: query.area_m2, bedrooms: query.bedrooms, bathrooms: query.bathrooms, comparables: query.comparables }
-    const estimate = await deps.inventory.estimate(query.country, zoneNo, query.operation, query.property_type, subject)
+    const estimate = at
+      ? estimateOf(candidatesOf(await deps.zones.comparablesAt(query.country, zoneNo, query.operation, query.property_type, at)), subject)
+      : await deps.inventory.estimate(query.country, zoneNo, query.operation, query.property_type, subject)
     return {
       ok: true as const,
       country: query.country,

@@ -23,6 +23,7 @@ const PATHS = [
   '/api/v1/zones?country=GT&as_of=2026-04-25T00:00:00Z',
   '/api/v1/zone/zona-999?country=GT',
   '/api/v1/estimate?country=GT&zone=zona-1&operation=Venta&property_type=Apartamento&area_m2=100&bedrooms=2',
+  '/api/v1/estimate?country=GT&zone=zona-1&operation=Venta&property_type=Apartamento&area_m2=100&as_of=2026-04-25T00:00:00Z',
 ]
 
 /** Lines about April arriving late: three new sales in Zona 1 and one in Zona 2 of Guatemala, verified (estimates compare them). */

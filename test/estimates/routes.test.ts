@@ -32,6 +32,19 @@ const zone500 = (): FeedRecord[] => [
   aRecord({ ...verified, source_id: 'z500-unverified', verified_at: null, area_m2: 100, price: 999_999 }),
   aRecord({ ...verified, source_id: 'z500-delisted', area_m2: 100, price: 10, status: 'delisted' }),
   ...[1, 2, 3, 4, 5].map((n) => aRecord({ ...verified, source: 'scraped', source_id: `z500-bodega-${n}`, property_type: 'Bodega', broker: null })),
+  // g: public in February only (delisted when the others arrived).
+  ...(['active', 'delisted'] as const).map((status, i) =>
+    aRecord({
+      ...verified,
+      source_id: 'z500-g',
+      area_m2: 100,
+      price: 95_000,
+      listed_at: '2026-01-20T00:00:00.000Z',
+      verified_at: '2026-02-01T00:00:00.000Z',
+      observed_at: i === 0 ? '2026-02-01T12:00:00.000Z' : '2026-03-01T12:00:00.000Z',
+      status,
+    }),
+  ),
 ]
 
 for (const target of databaseTargets('estimate endpoint')) {
@@ -89,6 +102,25 @@ for (const target of databaseTargets('estimate endpoint')) {
       // ±25 % of 250 m² (187.5 to 312.5) and ±50 % (125 to 375) both keep i (300 m²) alone; level 4 keeps all 7.
       expect(body.method).toMatchObject({ level: 4, kept: 7, used: 7 })
       expect((body.estimate as { confidence: string }).confidence).toBe('low')
+    })
+
+    it('as_of answers from the listings public then: in February only g, since delisted', async () => {
+      const { status, body } = await get(`/estimate?${subject}&bedrooms=2&as_of=2026-02-15T00:00:00Z`)
+      expect(status).toBe(200)
+      expect(body).toMatchObject({ as_of: '2026-02-15T00:00:00.000Z', estimate: null, reason: 'too_few_comparables' })
+      expect(body.method).toEqual({ version: 1, level: null, candidates: 1, kept: 0, used: 0, min_comparables: 5 })
+    })
+
+    it('as_of after the last line answers what now answers, naming the instant', async () => {
+      const now = await get(`/estimate?${subject}&bedrooms=2`)
+      const then = await get(`/estimate?${subject}&bedrooms=2&as_of=2026-03-02T00:00:00Z`)
+      expect(then.body).toEqual({ ...now.body, as_of: '2026-03-02T00:00:00.000Z' })
+    })
+
+    it('as_of before the zone had any listing is 404, as on the zone endpoints', async () => {
+      const { status, body } = await get(`/estimate?${subject}&as_of=2026-01-15T00:00:00Z`)
+      expect(status).toBe(404)
+      expect(body).toMatchObject({ ok: false, error: 'not_found' })
     })
 
     it('a property type only scraped listings have gives no estimate, and no count of them', async () => {
