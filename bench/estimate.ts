@@ -26,7 +26,7 @@ import { openPglite } from '../src/db/pglite.ts'
 import { DEMO_DEFAULTS, generateDemoFeed } from '../src/domain/demo/market.ts'
 import type { FeedRecord } from '../src/domain/listings/feed.ts'
 import { listingId } from '../src/domain/listings/listing.ts'
-import { DEFAULT_COMPARABLES } from '../src/domain/market/estimate.ts'
+import { DEFAULT_COMPARABLES, ESTIMATE_METHOD_VERSION } from '../src/domain/market/estimate.ts'
 import { DEFAULT_FX } from '../src/domain/market/fx.ts'
 import { zoneName } from '../src/domain/market/zone-name.ts'
 import { terminalProgress } from '../src/runtime/progress.ts'
@@ -229,10 +229,14 @@ if (stopAsked) {
 
 const command = ['npm run bench:estimate', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
 const niceness = os.getPriority()
+const busy = Number(loadAtStart) > os.cpus().length / 2
 const body = [
-  `Run on ${new Date().toISOString().slice(0, 10)}: \`${niceness > 0 ? `nice -n ${niceness} ` : ''}${command}\` (${machine()}; load average ${loadAtStart} at the start, ${loadAverage()} at the end: the machine was shared, times are not comparable with quiet runs).`,
+  `Run on ${new Date().toISOString().slice(0, 10)}: \`${niceness > 0 ? `nice -n ${niceness} ` : ''}${command}\` (${machine()}; load average ${loadAtStart} at the start, ${loadAverage()} at the end${busy ? ': the machine was shared, times are not comparable with quiet runs' : ''}).`,
   '',
-  `Each public listing (active, verified, broker; its final state) held out in turn and estimated by \`estimateOf\` (src/domain/market/estimate.ts, method version 1, ${comparables} comparables) from the other public listings of its country, zone, operation and property type, its own area, bedrooms and bathrooms as the subject. "no estimate": too few comparables even at level 4. "median error": the median of |price_usd − actual| / actual over the estimated listings (exact cents). "inside [low, high]": the share of actual prices within [low_usd, high_usd], overall and per confidence word ("of n": the estimates it is over).`,
+  `Each public listing (active, verified, broker; its final state) held out in turn and estimated by \`estimateOf\` (src/domain/market/estimate.ts, method version ${ESTIMATE_METHOD_VERSION}, ${comparables} comparables) from the other public listings of its country, zone, operation and property type, its own area, bedrooms and bathrooms as the subject. "no estimate": too few comparables even at level 4. "median error": the median of |price_usd − actual| / actual over the estimated listings (exact cents). "inside [low, high]": the share of actual prices within [low_usd, high_usd], overall and per confidence word ("of n": the estimates it is over).`,
   ...runs.flatMap((r) => ['', `### ${r.name}`, '', `${summaryOf(r)}.`, '', marketTable(r.tallies), '', confidenceTable(r.tallies.overall), '', confidenceVerdict(r.tallies.overall)]),
+  ...(!flags['skip-large'] && listings < 1_000_000
+    ? ['', `The synthetic market here has ${counted(listings)} listings, fewer than the default 1,000,000 (\`--listings\`): at 1,000,000 its groups are ${(1_000_000 / listings).toFixed(0)} times larger, so estimates rest on more candidates and each takes longer.`]
+    : []),
 ].join('\n')
 if (!flags['no-write']) writeResultsSection('Estimates: hold-out accuracy', `${body}\n`)
