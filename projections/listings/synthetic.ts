@@ -19,7 +19,7 @@ import { toNumber } from '../../src/db/port.ts'
 import { BROKER_NAMES, KINDS, MARKETS } from '../../src/domain/demo/market.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import type { ListingDetails } from '../../src/domain/listings/listing.ts'
-import type { Country, Currency, PropertyType, Source } from '../../src/domain/market/vocabulary.ts'
+import type { Country, Currency, Operation, PropertyType, Source } from '../../src/domain/market/vocabulary.ts'
 import { type ListingsTables, listingsProjection } from './projection.ts'
 import { DETAIL_NAMES, detailsOfRow } from './rows.ts'
 
@@ -169,6 +169,11 @@ const GENERATE = `
       from gen g
   )`
 
+/** A listing's last asking price, in its currency: that of its latest price change, else the first. */
+const LAST_PRICE = 'case when t_p2 is not null then p2 when t_p1 is not null then p1 else p0 end'
+/** A listing's status in its last feed line. */
+const LAST_STATUS = "case when t_del is null then 'active' else 'delisted' end"
+
 const usd = (local: string) => `round((${local})::numeric / fx_rate::numeric, 2)`
 
 /** Inserts listings $1 ≤ n < $2 into the three tables; one statement, so a chunk is all or nothing. */
@@ -178,9 +183,9 @@ const loadChunk = (t: ListingsTables) => `
     insert into ${t.listings} (listing_id, observed_at, source, source_id, ${DETAIL_NAMES}, price_local, currency, fx_rate, price_usd,
       verified_at, status)
     select listing_id, observed_at, source, source_id, ${DETAIL_NAMES},
-           case when t_p2 is not null then p2 when t_p1 is not null then p1 else p0 end, currency, fx_rate,
-           ${usd('case when t_p2 is not null then p2 when t_p1 is not null then p1 else p0 end')},
-           verified_at, case when t_del is null then 'active' else 'delisted' end
+           ${LAST_PRICE}, currency, fx_rate,
+           ${usd(LAST_PRICE)},
+           verified_at, ${LAST_STATUS}
       from listing
   ),
   history as (
@@ -305,6 +310,39 @@ export async function syntheticListings(db: Db, from: number, to: number): Promi
     MARKET_END,
   ])
   return rows.map((row) => ({ ...row, details: detailsOfRow(row) }))
+}
+
+/**
+ * A generated listing's final state (what its last feed line tells, as the listings table holds it):
+ * the figures an estimate reads, and what decides whether it is public.
+ */
+export type SyntheticFinalState = {
+  listing_id: string
+  source: Source
+  country: Country
+  zone_no: number
+  operation: Operation
+  property_type: PropertyType
+  area_m2: number
+  bedrooms: number
+  bathrooms: number
+  /** The last asking price, in the listing's currency, of which `fx_rate` make one US dollar. */
+  price_local: number
+  fx_rate: number
+  verified: boolean
+  status: 'active' | 'delisted'
+}
+
+/** The final states of the generated listings $from ≤ n < $to, in order, computed in `db` (nothing is written): bench/estimate.ts. */
+export async function syntheticFinalStates(db: Db, from: number, to: number): Promise<SyntheticFinalState[]> {
+  return db.query<SyntheticFinalState>(
+    `with ${GENERATE}
+     select listing_id, source, country, zone_no, operation, property_type, area_m2, bedrooms, bathrooms,
+            ${LAST_PRICE} as price_local, fx_rate,
+            verified_at is not null as verified, ${LAST_STATUS} as status
+       from listing order by n`,
+    [from, to, MARKET_END],
+  )
 }
 
 /** Listings in the tables `t` (0 when they do not exist yet). */
