@@ -7,7 +7,7 @@
  */
 import type { ComparableListing } from '../src/domain/market/comparable.ts'
 import { decimalOf } from '../src/domain/market/decimal.ts'
-import { type Estimate, estimateOf } from '../src/domain/market/estimate.ts'
+import { type Candidates, type Estimate, estimateOf } from '../src/domain/market/estimate.ts'
 import type { Confidence } from '../src/domain/market/estimate-figures.ts'
 import { usdText } from '../src/domain/market/fx.ts'
 import { COUNTRIES, type Country, OPERATIONS, type Operation, type PropertyType } from '../src/domain/market/vocabulary.ts'
@@ -147,21 +147,18 @@ const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve)
 
 /**
  * Holds out every listing of every group in turn, estimating it from the rest of its group; adds
- * each to `tallies`. Returns the number held out (all of them unless stopped). The rest of a group
- * is one array kept up to date in place (one slot changes per listing), never copied per listing:
- * the estimate's figures and order do not depend on the candidates' order.
+ * each to `tallies`. Returns the number held out (all of them unless stopped). A group is sorted by
+ * area once; the rest of it is a view that skips the one held out, never a copy per listing.
  */
 export async function holdOut(groups: readonly PublicListing[][], tallies: Tallies, options: HoldOutOptions): Promise<number> {
   let done = 0
   let lastYield = performance.now()
   for (const group of groups) {
-    const members = group.map((p) => p.listing)
-    const rest = members.slice(1)
+    const members = group.map((p) => p.listing).sort((a, b) => a.areaM2 - b.areaM2)
     const tally = tallies.byMarket.get(`${group[0]!.country} ${group[0]!.operation}`)!
     for (let i = 0; i < members.length; i++) {
-      if (i > 0) rest[i - 1] = members[i - 1]! // rest: the group without members[i]
       const held = members[i]!
-      const estimate = estimateOf(rest, { areaM2: held.areaM2, bedrooms: held.bedrooms, bathrooms: held.bathrooms, comparables: options.comparables })
+      const estimate = estimateOf(without(members, i), { areaM2: held.areaM2, bedrooms: held.bedrooms, bathrooms: held.bathrooms, comparables: options.comparables })
       const actual = BigInt(held.cents)
       tallies.overall.add(actual, estimate)
       tally.add(actual, estimate)
@@ -176,4 +173,17 @@ export async function holdOut(groups: readonly PublicListing[][], tallies: Talli
   }
   options.progress(done)
   return done
+}
+
+/** The listings sorted by area but the `skipped`-th, as the candidates of an estimate. */
+function without(sorted: readonly ComparableListing[], skipped: number): Candidates {
+  const at = (i: number) => sorted[i < skipped ? i : i + 1]!
+  return {
+    count: sorted.length - 1,
+    areaM2: (i) => at(i).areaM2,
+    bedrooms: (i) => at(i).bedrooms,
+    bathrooms: (i) => at(i).bathrooms,
+    cents: (i) => at(i).cents,
+    id: (i) => at(i).id,
+  }
 }
