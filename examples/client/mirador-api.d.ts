@@ -1494,12 +1494,12 @@ export interface operations {
                             price_usd: number;
                             /** @description the median of the comparables’ exact prices per m² */
                             price_per_m2_usd: number;
-                            /** @description 25th percentile (nearest rank) of the comparables’ prices per m² × area_m2 */
+                            /** @description 10th percentile (nearest rank) of the comparables’ prices per m² × area_m2 */
                             low_usd: number;
-                            /** @description 75th percentile (nearest rank) of the comparables’ prices per m² × area_m2 */
+                            /** @description 90th percentile (nearest rank) of the comparables’ prices per m² × area_m2 */
                             high_usd: number;
                             /**
-                             * @description high: ≥ 8 comparables, widened at most to level 2, high − low ≤ 25 % of the price; medium: level ≤ 3 and ≤ 50 %; else low
+                             * @description high: ≥ 8 comparables, widened at most to level 2, high − low ≤ 50 % of the price; medium: level ≤ 3 and ≤ 100 %; else low
                              * @enum {string}
                              */
                             confidence: "high" | "medium" | "low";

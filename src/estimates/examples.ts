@@ -12,7 +12,7 @@ export const ESTIMATE_EXAMPLE = {
   area_m2: 250,
   bedrooms: 3,
   bathrooms: null,
-  estimate: { price_usd: 200609.85, price_per_m2_usd: 802.44, low_usd: 189365.67, high_usd: 235002.19, confidence: 'low' },
+  estimate: { price_usd: 200609.85, price_per_m2_usd: 802.44, low_usd: 177053.82, high_usd: 284254.23, confidence: 'low' },
   reason: null,
   comparables: [
     { listing_id: 'lst_7e17bc93dc6c477fd8416f54', area_m2: 201, bedrooms: 3, bathrooms: 2, price_usd: 161290.32, price_per_m2_usd: 802.44, adjusted_price_usd: 200609.85, distance: 0.218156, similarity: 0.8209 },

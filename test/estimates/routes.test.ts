@@ -65,8 +65,8 @@ for (const target of databaseTargets('estimate endpoint')) {
       expect(status).toBe(200)
       expect(Value.Check(EstimateResponse, body)).toBe(true)
       // Kept: a, b, c, e, f (d has 3 bedrooms, i is 300 m²). Prices per m² 900, 950, 1000, 1050, 1100:
-      // median 1000 × 100 m²; nearest ranks ⌈1.25⌉ = 2 (950) and ⌈3.75⌉ = 4 (1050); 5 comparables: medium.
-      expect(body.estimate).toEqual({ price_usd: 100_000, price_per_m2_usd: 1000, low_usd: 95_000, high_usd: 105_000, confidence: 'medium' })
+      // median 1000 × 100 m²; nearest ranks ⌈0.5⌉ = 1 (900) and ⌈4.5⌉ = 5 (1100); 5 comparables: medium.
+      expect(body.estimate).toEqual({ price_usd: 100_000, price_per_m2_usd: 1000, low_usd: 90_000, high_usd: 110_000, confidence: 'medium' })
       expect(body.reason).toBeNull()
       expect(body.method).toEqual({ version: 1, level: 1, candidates: 7, kept: 5, used: 5, min_comparables: 5 })
       const [a, f] = [idOf('a'), idOf('f')].sort()
@@ -93,8 +93,8 @@ for (const target of databaseTargets('estimate endpoint')) {
     it('without bedrooms the search starts at level 2 and keeps every listing within 25 % of the area', async () => {
       const { body } = await get(`/estimate?${subject}&comparables=6`)
       expect(body.method).toMatchObject({ level: 2, candidates: 7, kept: 6, used: 6 })
-      // 900, 950, 1000, 1050, 1100, 1250: median (1000 + 1050) / 2; ranks ⌈1.5⌉ = 2 and ⌈4.5⌉ = 5.
-      expect(body.estimate).toMatchObject({ price_usd: 102_500, price_per_m2_usd: 1025, low_usd: 95_000, high_usd: 110_000 })
+      // 900, 950, 1000, 1050, 1100, 1250: median (1000 + 1050) / 2; ranks ⌈0.6⌉ = 1 and ⌈5.4⌉ = 6.
+      expect(body.estimate).toMatchObject({ price_usd: 102_500, price_per_m2_usd: 1025, low_usd: 90_000, high_usd: 125_000 })
     })
 
     it('widens to every listing of the zone when no band keeps five', async () => {

@@ -4,15 +4,15 @@ import { Country, Operation, PropertyType } from './vocabulary.ts'
 /** The records of GET /estimate (docs/statistics.md, "Estimates", defines every figure). Amounts in USD, rounded once to cents. */
 
 export const Confidence = Type.Union([Type.Literal('high'), Type.Literal('medium'), Type.Literal('low')], {
-  description: 'high: ≥ 8 comparables, widened at most to level 2, high − low ≤ 25 % of the price; medium: level ≤ 3 and ≤ 50 %; else low',
+  description: 'high: ≥ 8 comparables, widened at most to level 2, high − low ≤ 50 % of the price; medium: level ≤ 3 and ≤ 100 %; else low',
 })
 export type Confidence = Static<typeof Confidence>
 
 export const EstimateFigures = Type.Object({
   price_usd: Type.Number({ description: 'the median price per m² of the comparables (exact) × area_m2: a sale price, or a monthly rent for Renta' }),
   price_per_m2_usd: Type.Number({ description: 'the median of the comparables’ exact prices per m²' }),
-  low_usd: Type.Number({ description: '25th percentile (nearest rank) of the comparables’ prices per m² × area_m2' }),
-  high_usd: Type.Number({ description: '75th percentile (nearest rank) of the comparables’ prices per m² × area_m2' }),
+  low_usd: Type.Number({ description: '10th percentile (nearest rank) of the comparables’ prices per m² × area_m2' }),
+  high_usd: Type.Number({ description: '90th percentile (nearest rank) of the comparables’ prices per m² × area_m2' }),
   confidence: Confidence,
 })
 export type EstimateFigures = Static<typeof EstimateFigures>

@@ -17,6 +17,8 @@ export const ESTIMATE_METHOD_VERSION = 1
 export const MIN_COMPARABLES = 5
 export const DEFAULT_COMPARABLES = 10
 export const MAX_COMPARABLES = 50
+/** The range: the comparables' 10th and 90th percentiles (nearest rank), in tenths. */
+const RANGE_TENTHS = [1, 9] as const
 /** `high` confidence needs at least this many comparables used. */
 const HIGH_CONFIDENCE_COMPARABLES = 8
 
@@ -33,8 +35,12 @@ const LEVELS: readonly Level[] = [
 const BEDROOM_WEIGHT = 0.25
 const BATHROOM_WEIGHT = 0.1
 
-/** Published and ordered by: the distance rounded to 6 decimals; the similarity shown to 4. */
-const roundedTo = (value: number, places: number): number => Math.round(value * 10 ** places) / 10 ** places
+/**
+ * Published and ordered by: the distance rounded to 6 decimals; the similarity shown to 4. The
+ * double's exact value is rounded, half up (`toFixed`): `Math.round(d × 10⁶)` would round the
+ * product, which can land on a half the value itself is below.
+ */
+const roundedTo = (value: number, places: number): number => Number(value.toFixed(places))
 
 // ---- The answer ----------------------------------------------------------------------------------
 
@@ -197,14 +203,14 @@ const times = (a: Ratio, area: Decimal): Ratio => ({ num: a.num * area.digits, d
 const centsOf = (amount: Ratio): bigint => divideHalfAwayFromZero(amount.num * 100n, amount.den)
 const usd = (cents: bigint): number => Number(cents) / 100
 
-/** The value of 1-based rank ⌈q·n⌉ (q = quarters / 4) of the ascending `sorted`: the nearest-rank percentile. */
-const nearestRank = (sorted: readonly Ratio[], quarters: number): Ratio => sorted[Math.ceil((quarters * sorted.length) / 4) - 1]!
+/** The value of 1-based rank ⌈p·n⌉ (p = tenths / 10) of the ascending `sorted`: the nearest-rank percentile. */
+const nearestRank = (sorted: readonly Ratio[], tenths: number): Ratio => sorted[Math.ceil((tenths * sorted.length) / 10) - 1]!
 
 function figuresOf(used: readonly Ranked[], area: Decimal, level: 1 | 2 | 3 | 4): Pick<Estimate, 'estimate' | 'comparables'> {
   const prices = used.map(pricePerM2)
   const sorted = [...prices].sort(compare)
   const median = mean(...middleOf(sorted))
-  const [price, low, high] = [centsOf(times(median, area)), centsOf(times(nearestRank(sorted, 1), area)), centsOf(times(nearestRank(sorted, 3), area))]
+  const [price, low, high] = [centsOf(times(median, area)), centsOf(times(nearestRank(sorted, RANGE_TENTHS[0]), area)), centsOf(times(nearestRank(sorted, RANGE_TENTHS[1]), area))]
   const estimate: EstimateFigures = {
     price_usd: usd(price),
     price_per_m2_usd: usd(centsOf(median)),
@@ -228,7 +234,7 @@ function figuresOf(used: readonly Ranked[], area: Decimal, level: 1 | 2 | 3 | 4)
 
 /** The confidence word, from the published cents: how many comparables, how far the search widened, how wide the range. */
 function confidenceOf(used: number, level: 1 | 2 | 3 | 4, spread: bigint, price: bigint): Confidence {
-  if (used >= HIGH_CONFIDENCE_COMPARABLES && level <= 2 && 4n * spread <= price) return 'high'
-  if (level <= 3 && 2n * spread <= price) return 'medium'
+  if (used >= HIGH_CONFIDENCE_COMPARABLES && level <= 2 && 2n * spread <= price) return 'high'
+  if (level <= 3 && spread <= price) return 'medium'
   return 'low'
 }
