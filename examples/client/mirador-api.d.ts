@@ -1429,7 +1429,7 @@ export interface operations {
                 area_m2: string;
                 /** @description bedrooms: same-bedroom listings are preferred, and each bedroom of difference counts in the distance; an integer from 0 to 100, in decimal digits without sign or leading zeros */
                 bedrooms?: string;
-                /** @description bathrooms (halves allowed): each of difference counts in the distance; an amount from 0 to 100, in decimal digits without sign or leading zeros (a fraction allowed: 1999.99) */
+                /** @description bathrooms, a decimal (2.5): each of difference counts in the distance; an amount from 0 to 100, in decimal digits without sign or leading zeros (a fraction allowed: 1999.99) */
                 bathrooms?: string;
                 /** @description comparables used and shown; an integer from 5 to 50, in decimal digits without sign or leading zeros */
                 comparables?: string;

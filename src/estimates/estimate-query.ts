@@ -24,7 +24,7 @@ export const EstimateQuery = Type.Object({
     `Expected an area from 1 to ${MAX_AREA_M2} m² in decimal digits, e.g. 120 or 85.5`,
   ),
   bedrooms: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'bedrooms: same-bedroom listings are preferred, and each bedroom of difference counts in the distance' })),
-  bathrooms: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'bathrooms (halves allowed): each of difference counts in the distance' })),
+  bathrooms: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'bathrooms, a decimal (2.5): each of difference counts in the distance' })),
   comparables: defaulted(
     Type.Integer({ minimum: MIN_COMPARABLES, maximum: MAX_COMPARABLES, description: 'comparables used and shown' }),
     DEFAULT_COMPARABLES,
