@@ -257,7 +257,7 @@ export const serverComponents = Components.given<ServerGiven>()
         accessLog: config.accessLog,
         zones,
         inventory,
-        briefings: briefingServiceOn(storage, zones, config, systemClock, cryptoRandom, undefined, metrics),
+        briefings: briefingServiceOn(storage, { zones, inventory }, config, systemClock, cryptoRandom, undefined, metrics),
         quota: memoryQuota(usage, config.quotas),
         health,
         metrics,

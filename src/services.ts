@@ -12,12 +12,13 @@ import { meteredWriter } from './metrics-mapping.ts'
 import type { Clock, RandomSource } from './shared/random.ts'
 import type { Storage } from './storage.ts'
 import { BriefingReadModel } from '../projections/briefings/read-model.ts'
+import type { ListingInventory } from '../projections/listings/inventory.ts'
 import type { ReadyZones } from '../projections/listings/ready-zones.ts'
 
 /** Briefings on this storage: the writer is OpenAI when configured, else the local analyst. */
 export function briefingServiceOn(
   storage: Storage,
-  zones: ReadyZones,
+  market: { zones: ReadyZones; inventory: ListingInventory },
   config: Pick<Config, 'openai' | 'quotas' | 'idempotencyLeaseMs'>,
   clock: Clock,
   random: RandomSource,
@@ -27,7 +28,7 @@ export function briefingServiceOn(
   return briefingService({
     store: storage.store,
     readModel: new BriefingReadModel(storage.db),
-    facts: zoneFactsFrom(zones),
+    facts: zoneFactsFrom(market.zones, market.inventory),
     writer: metrics ? meteredWriter(writer, metrics) : writer,
     clock,
     random,

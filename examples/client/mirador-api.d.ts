@@ -175,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * A briefing for the homebuyer persona (Homebuyer): verdict, confidence, headline and Markdown body
-         * @description Whether homes in a zone are a good deal for a buyer who will live there: price level, trend, negotiating room and budget. Verdicts: GOOD_DEAL, FAIR_PRICE, OVERPRICED. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
+         * @description Whether homes in a zone are a good deal for a buyer who will live there: price level, trend, negotiating room and budget, the budget set against the estimate of the home when its type and area are given. Verdicts: GOOD_DEAL, FAIR_PRICE, OVERPRICED. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
          */
         post: operations["createHomebuyerBriefing"];
         delete?: never;
@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * A briefing for the broker persona (Broker): verdict, confidence, headline and Markdown body
-         * @description Where an asking price sits against the zone market, for the agent listing the property or the agent advising the buyer. Verdicts: PRICE_ABOVE_MARKET, PRICE_AT_MARKET, PRICE_BELOW_MARKET. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
+         * @description Where an asking price sits against the estimate of the property (with its type and area) or the zone market, for the agent listing the property or the agent advising the buyer. Verdicts: PRICE_ABOVE_MARKET, PRICE_AT_MARKET, PRICE_BELOW_MARKET. Served from the 24-hour cache when the same persona, country and input were briefed before (free); otherwise written and charged as one unit of the owner’s monthly quota. Nothing is charged on any error.
          */
         post: operations["createBrokerBriefing"];
         delete?: never;
@@ -2081,6 +2081,13 @@ export interface operations {
                     budget_usd?: number;
                     /** @description bedrooms wanted (0 = studio) */
                     bedrooms?: number;
+                    /**
+                     * @description property type
+                     * @enum {string}
+                     */
+                    property_type?: "Apartamento" | "Casa" | "Terreno" | "Oficina" | "Local" | "Bodega";
+                    /** @description area of the home wanted in m² (with property_type: the budget is set against its estimate) */
+                    area_m2?: number;
                 };
             };
         };

@@ -1,7 +1,7 @@
 import { GroupedAppends } from '../eventstore/grouped-appends.ts'
 import { AppError, fail, isAppError } from '../shared/errors.ts'
 import { type BriefingResponse, briefingOf, type CachedBriefing, respond } from '../domain/briefings/answer.ts'
-import { cacheKeyOf } from '../domain/briefings/cache-key.ts'
+import { cacheKeyOf, requestKeyOf } from '../domain/briefings/cache-key.ts'
 import { briefingGenerated, briefingServedFromCache, cacheHitStream } from '../domain/briefings/events.ts'
 import type { ZoneDetail } from '../domain/briefings/facts.ts'
 import { attemptEventId, idempotencyStream, parseIdempotencyKey, requestHashOf } from '../domain/briefings/idempotency.ts'
@@ -21,7 +21,7 @@ export function admit(personaId: string, body: unknown, caller: Caller, idempote
   const key = parseIdempotencyKey(idempotencyHeader)
   const cacheKey = cacheKeyOf(persona.id, input)
   if (key === null) return { persona, input, cacheKey, caller, key: null }
-  const request = { ownerId: caller.ownerId, keyId: caller.keyId, key, persona: persona.id, requestHash: requestHashOf(cacheKey) }
+  const request = { ownerId: caller.ownerId, keyId: caller.keyId, key, persona: persona.id, requestHash: requestHashOf(requestKeyOf(persona.id, input)) }
   return { persona, input, cacheKey, caller, key: { request, stream: idempotencyStream(caller.ownerId, key) } }
 }
 
@@ -78,11 +78,13 @@ export function answerSteps(deps: BriefingServiceDeps, ledger: QuotaLedger) {
     /** 4. … or a place in the month's quota: 429 when used up (no writer call for a briefing that cannot be charged). */
     reserve: (ask: Ask, now: Date, run: KeyRun | null): Promise<Slot> => admission.reserve(ask.caller.ownerId, ask.caller.tier, monthOf(now, run), now),
 
-    /** 5. The writer's draft, in the persona's vocabulary (502 otherwise). */
+    /** 5. The writer's draft, in the persona's vocabulary (502 otherwise), from the zone, the country and the estimate the input describes. */
     async write(ask: Ask, zone: ZoneDetail, now: Date): Promise<BriefingDraft> {
       const country = await deps.facts.country(ask.input.country, now)
+      const subject = ask.persona.estimateSubject(ask.input)
+      const facts = subject === null ? { zone, country } : { zone, country, estimate: await deps.facts.estimate(ask.input.country, zone.zone, subject) }
       // The writer's time is not the request's (its own timeout is documented): the request's bound covers the rest.
-      const draft = await unbounded(() => deps.writer.write(ask.persona, ask.input, { zone, country }))
+      const draft = await unbounded(() => deps.writer.write(ask.persona, ask.input, facts))
       if (!ask.persona.verdicts.includes(draft.verdict)) {
         throw fail.upstreamError(`the ${draft.writer} writer answered verdict ${draft.verdict}, outside the ${ask.persona.id} vocabulary`)
       }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { countryContext } from '../../src/domain/briefings/facts.ts'
 import { zoneFactsFrom } from '../../src/briefings/facts-source.ts'
 import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
+import { estimateOf } from '../../src/domain/market/estimate.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
 import { listZones } from '../support/sql-zone-answers.ts'
 import { databaseTargets } from '../support/databases.ts'
@@ -42,7 +43,7 @@ for (const target of databaseTargets('briefing facts from the zone read models')
     afterAll(() => market.close())
 
     test('the zone detail as GET /zone serves it, the country from GET /zones, null for an unknown zone', async () => {
-      const source = zoneFactsFrom(market.zones)
+      const source = zoneFactsFrom(market.zones, market.inventory)
       const zone = await source.zone('GT', 'Zona 1', now)
       expect(zone).toMatchObject({ zone: 'Zona 1', slug: 'zona-1', country: 'GT' })
       expect(await source.zone('GT', 'Zona 999', now)).toBeNull()
@@ -52,8 +53,16 @@ for (const target of databaseTargets('briefing facts from the zone read models')
       expect(country.n_active).toBe(zones.reduce((sum, z) => sum + z.n_active, 0))
     })
 
+    test('the estimate as GET /estimate computes it now: from the inventory\'s public listings of the zone, operation and type', async () => {
+      const source = zoneFactsFrom(market.zones, market.inventory)
+      const subject = { operation: 'Venta', property_type: 'Apartamento', area_m2: 100, bedrooms: null, comparables: 10 } as const
+      const estimate = await source.estimate('GT', 'Zona 2', subject)
+      expect(estimate).toEqual({ subject, ...(await market.inventory.estimate('GT', 2, 'Venta', 'Apartamento', { areaM2: 100, comparables: 10 })) })
+      expect(estimate.method.candidates).toBeGreaterThan(0)
+    })
+
     test('every persona writes from real market data, in its vocabulary', async () => {
-      const source = zoneFactsFrom(market.zones)
+      const source = zoneFactsFrom(market.zones, market.inventory)
       const zone = (await source.zone('GT', 'Zona 2', now))!
       const f = { zone, country: await source.country('GT', now) }
       for (const persona of Object.values(PERSONAS)) {

@@ -1,6 +1,14 @@
+import { candidatesOf, estimateOf } from '../../src/domain/market/estimate.ts'
 import fc from 'fast-check'
-import type { CountryContext, SegmentStats, ZoneDetail, ZoneFacts, ZoneFactsSource } from '../../src/domain/briefings/facts.ts'
+import { type BriefingEstimate, type CountryContext, type EstimateSubject, estimateSubjectOf, type SegmentStats, type ZoneDetail, type ZoneFacts, type ZoneFactsSource } from '../../src/domain/briefings/facts.ts'
+import type { ComparableListing } from '../../src/domain/market/comparable.ts'
 import { BEDROOM_GROUPS, type Country, PROPERTY_TYPES } from '../../src/domain/market/vocabulary.ts'
+
+/** The estimate a briefing gets for `subject` from `candidates` (the public listings of its zone, operation and type), as the service computes it. */
+export const briefingEstimate = (subject: EstimateSubject, candidates: readonly ComparableListing[]): BriefingEstimate => ({
+  subject,
+  ...estimateOf(candidatesOf(candidates), estimateSubjectOf(subject)),
+})
 
 /** A plausible zone (Guatemala City-like figures); every field can be overridden. */
 export function zoneDetail(overrides: Partial<ZoneDetail> = {}): ZoneDetail {
@@ -56,16 +64,28 @@ export const facts = (zone: Partial<ZoneDetail> = {}, country: Partial<CountryCo
   country: countryContext(country),
 })
 
-/** Zones held in memory, for service tests that are not about the zone read models. */
-export function fixtureFacts(zones: readonly ZoneDetail[], country: CountryContext = countryContext()): ZoneFactsSource & { zoneCalls: number } {
+/**
+ * Zones held in memory, for service tests that are not about the zone read models; `candidates` are
+ * the public listings every estimate compares with (of any zone, operation and type asked), none by default.
+ */
+export function fixtureFacts(
+  zones: readonly ZoneDetail[],
+  country: CountryContext = countryContext(),
+  candidates: readonly ComparableListing[] = [],
+): ZoneFactsSource & { zoneCalls: number; estimateCalls: number } {
   const source = {
     zoneCalls: 0,
+    estimateCalls: 0,
     async zone(code: Country, name: string) {
       source.zoneCalls += 1
       return zones.find((z) => z.country === code && z.zone === name) ?? null
     },
     async country() {
       return country
+    },
+    async estimate(_country: Country, _zone: string, subject: Parameters<ZoneFactsSource['estimate']>[2]) {
+      source.estimateCalls += 1
+      return briefingEstimate(subject, candidates)
     },
   }
   return source
@@ -151,7 +171,12 @@ const bodyArb = (profiles: string[], extra: Record<string, fc.Arbitrary<unknown>
 /** Valid request bodies for each persona (before defaults). */
 export const bodyArbs: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
   investor: bodyArb(['conservative', 'balanced', 'aggressive'], { budget_usd: money(1000, 5_000_000), horizon_years: fc.integer({ min: 1, max: 30 }) }),
-  homebuyer: bodyArb(['first_time', 'family', 'downsizer'], { budget_usd: money(1000, 5_000_000), bedrooms: fc.integer({ min: 0, max: 10 }) }),
+  homebuyer: bodyArb(['first_time', 'family', 'downsizer'], {
+    budget_usd: money(1000, 5_000_000),
+    bedrooms: fc.integer({ min: 0, max: 10 }),
+    property_type: fc.constantFrom(...PROPERTY_TYPES),
+    area_m2: money(10, 10_000),
+  }),
   landlord: bodyArb(['long_term', 'short_term', 'corporate'], { property_type: fc.constantFrom(...PROPERTY_TYPES) }),
   developer: bodyArb(['residential', 'commercial', 'mixed_use'], { lot_m2: money(10, 1_000_000) }),
   broker: bodyArb(['listing_agent', 'buyer_agent'], {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openAiWriter, writerFor } from '../../src/briefings/openai-writer.ts'
 import { quotaStream } from '../../src/domain/briefings/events.ts'
+import { briefingEstimate } from './fixtures.ts'
 import { PERSONAS } from '../../src/domain/briefings/personas/index.ts'
 import type { Briefed } from '../../src/briefings/deps.ts'
 import { localAnalyst } from '../../src/domain/briefings/writer.ts'
@@ -46,6 +47,23 @@ describe('OpenAI writer against a local chat-completions server', () => {
     expect(facts_.facts.zone.median_ppm2_usd).toBe(1820)
     expect(facts_.facts.country.median_ppm2_usd).toBe(1500)
     expect(facts_.request.budget_usd).toBe(150_000)
+  })
+
+  test('given an input that describes a property, the prompt carries its estimate and the comparables, and asks to name them', async () => {
+    const broker = PERSONAS.broker
+    const body = { zone: 'Zona 10', profile: 'listing_agent', language: 'en', property_type: 'Apartamento', area_m2: 100, asking_price_usd: 205_000 }
+    const input = broker.parse(body)
+    const candidates = [1500, 1600, 1700, 1800, 1900].map((ppm2, i) => ({ id: `lst_apt${i + 1}`, areaM2: 100, bedrooms: 2, bathrooms: 2, cents: ppm2 * 100 * 100 }))
+    const withEstimate = { ...facts(), estimate: briefingEstimate(broker.estimateSubject(input)!, candidates) }
+    fake.script(answer({ ...good, verdict: 'PRICE_ABOVE_MARKET' }))
+    await writer().write(broker, input, withEstimate)
+    const messages = fake.requests.at(-1)!.body.messages as { role: string; content: string }[]
+    expect(messages[0]!.content).toContain('name the listing_id of every comparable')
+    expect(messages[0]!.content).toContain('below low_usd → PRICE_BELOW_MARKET')
+    const sent = JSON.parse(messages[1]!.content) as { facts: { estimate: { estimate: { price_usd: number }; comparables: { listing_id: string }[] } }; derived_figures: { kind: string }[] }
+    expect(sent.facts.estimate.estimate.price_usd).toBe(170_000)
+    expect(sent.facts.estimate.comparables.map((c) => c.listing_id)).toEqual(candidates.map((c) => c.id))
+    expect(sent.derived_figures.map((f) => f.kind)).toContain('asking_vs_estimate')
   })
 
   test('a verdict outside the vocabulary gets one retry, told what was wrong', async () => {

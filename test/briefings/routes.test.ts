@@ -94,7 +94,7 @@ for (const target of databaseTargets('briefing routes')) {
           .filter((k) => !['zone', 'profile', 'country', 'language'].includes(k))
           .sort()
       expect(extras('investor')).toEqual(['budget_usd', 'horizon_years'])
-      expect(extras('homebuyer')).toEqual(['bedrooms', 'budget_usd'])
+      expect(extras('homebuyer')).toEqual(['area_m2', 'bedrooms', 'budget_usd', 'property_type'])
       expect(extras('landlord')).toEqual(['property_type'])
       expect(extras('developer')).toEqual(['lot_m2'])
       expect(extras('broker')).toEqual(['area_m2', 'asking_price_usd', 'property_type'])

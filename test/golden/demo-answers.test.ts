@@ -56,6 +56,10 @@ function requests(zonesPerCountry: Record<string, number>): { name: string; path
   out.push(brief('broker', { zone: 'Zona 4', profile: 'listing_agent', country: 'BR', asking_price_usd: 300000, area_m2: 120, language: 'pt' }))
   // The same briefing again: served from the cache.
   out.push({ ...brief('investor', { zone: 'Zona 3', profile: 'balanced', language: 'en', budget_usd: 250000 }), name: 'briefing investor again (cached)' })
+  // Judged against the estimate of the property (decision 0110): one with enough comparables each, one without.
+  out.push(brief('broker', { zone: 'Zona 5', profile: 'buyer_agent', property_type: 'Apartamento', area_m2: 120, asking_price_usd: 300000, language: 'en' }))
+  out.push(brief('homebuyer', { zone: 'Zona 10', profile: 'family', property_type: 'Casa', area_m2: 120, bedrooms: 3, budget_usd: 120000, language: 'en' }))
+  out.push(brief('broker', { zone: 'Zona 2', profile: 'listing_agent', property_type: 'Apartamento', area_m2: 120, asking_price_usd: 150000 }))
   return out
 }
 

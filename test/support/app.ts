@@ -80,7 +80,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   const quota = memoryQuota(usage, quotas)
   const briefings = briefingServiceOn(
     storage,
-    zones,
+    { zones, inventory },
     { openai: { apiKey: undefined, baseUrl: undefined, model: 'unused', timeoutMs: 1000 }, quotas, idempotencyLeaseMs: DEFAULT_LEASE_MS },
     clock,
     cryptoRandom,

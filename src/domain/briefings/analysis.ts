@@ -1,3 +1,5 @@
+import type { EstimateFigures } from '../market/estimate-figures.ts'
+import type { Operation, PropertyType } from '../market/vocabulary.ts'
 import type { SegmentStats, ZoneDetail, ZoneFacts } from './facts.ts'
 
 /**
@@ -27,6 +29,9 @@ export type MissingFigure =
   /** No asking price was given, so the broker verdict compares the zone with the country instead. */
   | 'asking_price'
 
+/** Where an amount stands against an estimate's range: below low_usd, inside [low_usd, high_usd] (ends included), above high_usd. */
+export type RangePosition = 'below' | 'inside' | 'above'
+
 export type Finding =
   | { kind: 'price_vs_country'; zone_ppm2: number; country_ppm2: number; pct: number; points: number }
   | { kind: 'momentum'; pct: number; ppm2_now: number | null; ppm2_then: number | null; points: number }
@@ -44,12 +49,25 @@ export type Finding =
       /** Asking price relative to the market figure, in percent (+12.5 = 12.5% above). */
       pct: number
     }
+  /** The asking price against the estimate of the property (broker); `pct` relative to the estimate's price. */
+  | { kind: 'asking_vs_estimate'; asking_usd: number; estimate_usd: number; low_usd: number; high_usd: number; position: RangePosition; pct: number }
+  /** The budget against the estimate of the home described (homebuyer). */
+  | { kind: 'budget_vs_estimate'; budget_usd: number; estimate_usd: number; low_usd: number; high_usd: number; position: RangePosition; points: number }
+  /** The input described a property, but fewer than `min_comparables` public listings compare with it: the zone rule decides. */
+  | { kind: 'no_estimate'; operation: Operation; property_type: PropertyType; candidates: number; min_comparables: number }
   | { kind: 'land_share'; land_ppm2: number; built_ppm2: number; pct: number; points: number }
   | { kind: 'lot_size'; lot_m2: number; comfortable_m2: number; points: number }
   | { kind: 'horizon'; years: number; momentum_weight: number }
   /** Context, not scored: the listings of the segment the reader asked about. */
   | { kind: 'segment'; segment: Segment; n_active: number; median_ppm2_usd: number | null; median_price_usd: number | null }
   | { kind: 'missing'; figure: MissingFigure }
+
+/** The findings about an estimate, whose words are in estimate-words.ts. */
+export type EstimateFinding = Extract<Finding, { kind: 'asking_vs_estimate' | 'budget_vs_estimate' | 'no_estimate' }>
+/** The findings about the zone, whose words are in words.ts. */
+export type ZoneFinding = Exclude<Finding, EstimateFinding>
+export const isEstimateFinding = (f: Finding): f is EstimateFinding =>
+  f.kind === 'asking_vs_estimate' || f.kind === 'budget_vs_estimate' || f.kind === 'no_estimate'
 
 export type Assessment = {
   verdict: string
@@ -70,6 +88,10 @@ export function confidenceFor(sample: number, missing: number): Confidence {
   const base = sample >= 30 ? 2 : sample >= 10 ? 1 : 0
   return CONFIDENCE_LEVELS[Math.max(0, base - missing)]!
 }
+
+/** `confidence` one level lower per missing key figure, never below low. */
+export const confidenceLowered = (confidence: Confidence, missing: number): Confidence =>
+  CONFIDENCE_LEVELS[Math.max(0, CONFIDENCE_LEVELS.indexOf(confidence) - missing)]!
 
 export const missingCount = (findings: readonly Finding[]) => findings.filter((f) => f.kind === 'missing').length
 
@@ -186,4 +208,19 @@ export function budgetFit(
     pct: share * 100,
     points: clamp((share - 1) * pointsPerShare, -range, upside),
   }
+}
+
+/** Where `amount` stands against the estimate's range, ends included. */
+export const positionIn = (amount: number, estimate: EstimateFigures): RangePosition =>
+  amount < estimate.low_usd ? 'below' : amount > estimate.high_usd ? 'above' : 'inside'
+
+/**
+ * The estimate the persona's input asked for: its figures when there is one, else the finding that
+ * says there is none (too few comparables) and the zone rule decides; null when the input described no property.
+ */
+export function estimateIn({ estimate }: ZoneFacts): { figures: EstimateFigures } | { none: Finding } | null {
+  if (!estimate) return null
+  if (estimate.estimate) return { figures: estimate.estimate }
+  const { operation, property_type } = estimate.subject
+  return { none: { kind: 'no_estimate', operation, property_type, candidates: estimate.method.candidates, min_comparables: estimate.method.min_comparables } }
 }

@@ -47,8 +47,8 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 export const idempotencyStream = (ownerId: string, key: string) => `${IDEMPOTENCY_CATEGORY}-${ownerId}-${sha256(key).slice(0, 32)}`
 /** Where replays served to an owner in a month were recorded before decision 0107 (read by the audit; nothing is appended there now). */
 export const legacyReplayStream = (ownerId: string, month: string) => `${REPLAY_CATEGORY}-${ownerId}-${month}`
-/** What "the same request" means: the persona and the validated input (the briefing cache key). */
-export const requestHashOf = (cacheKey: string) => sha256(cacheKey)
+/** What "the same request" means: the persona and the validated input (`requestKeyOf`, cache-key.ts: the cache key without what else the answer depends on). */
+export const requestHashOf = (requestKey: string) => sha256(requestKey)
 /** The id of an attempt's charge or cache hit: the same for every run of the attempt, whatever it decided. */
 export const attemptEventId = (keyStream: string, attemptId: string, type: 'BriefingGenerated' | 'BriefingServedFromCache') =>
   derivedUuid(`${keyStream}\n${attemptId}\n${type}`)

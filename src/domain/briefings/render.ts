@@ -1,4 +1,5 @@
-import type { Assessment, Finding } from './analysis.ts'
+import { type Assessment, type Finding, isEstimateFinding } from './analysis.ts'
+import { ESTIMATE_WORDS } from './estimate-words.ts'
 import type { ZoneFacts } from './facts.ts'
 import type { BriefingInput, Persona } from './personas/index.ts'
 import { int, signedPct, usd, WORDS, type Words } from './words.ts'
@@ -6,9 +7,9 @@ import { int, signedPct, usd, WORDS, type Words } from './words.ts'
 /** Points below this size are shown without a favourable/unfavourable tag. */
 const NOTABLE_POINTS = 0.05
 
-/** The finding the headline leads with: the asking-price comparison, else the heaviest signal. */
+/** The finding the headline leads with: the asking price against the estimate or the market, else the heaviest signal. */
 function leadFinding(a: Assessment): Finding | undefined {
-  const asking = a.findings.find((f) => f.kind === 'asking_price')
+  const asking = a.findings.find((f) => f.kind === 'asking_vs_estimate') ?? a.findings.find((f) => f.kind === 'asking_price')
   if (asking) return asking
   const weighed = a.findings.filter((f): f is Finding & { points: number } => 'points' in f && Math.abs(f.points) >= NOTABLE_POINTS)
   const heaviest = weighed.sort((x, y) => Math.abs(y.points) - Math.abs(x.points))[0]
@@ -45,11 +46,13 @@ export function renderBriefing(
   a: Assessment,
 ): { headline: string; body_md: string } {
   const w = WORDS[input.language]
+  const ew = ESTIMATE_WORDS[input.language]
   const text = persona.text[input.language]
   const countryName = w.countries[facts.country.country]
   const place = `${facts.zone.zone}, ${countryName}`
   const lead = leadFinding(a)
-  const leadText = lead ? w.lead(lead) : ''
+  const leadText = !lead ? '' : isEstimateFinding(lead) ? ew.lead(lead) : w.lead(lead)
+  const sentence = (f: Finding) => (isEstimateFinding(f) ? ew.sentence(f, facts.zone.zone) : w.sentence(f, facts.zone.zone, countryName))
   const headline = `${place}: ${a.verdict} (${text.verdicts[a.verdict]})${leadText ? ` — ${leadText}` : ` — ${w.listings(facts.zone.n_active)}`}`
 
   const tag = (f: Finding) => {
@@ -68,9 +71,10 @@ export function renderBriefing(
     '',
     figuresTable(w, facts, countryName),
     '',
+    ...(facts.estimate ? ew.section(facts.estimate, facts.zone.zone) : []),
     `#### ${w.analysis}`,
     '',
-    ...a.findings.map((f) => `- ${w.sentence(f, facts.zone.zone, countryName)}${tag(f)}`),
+    ...a.findings.map((f) => `- ${sentence(f)}${tag(f)}`),
     '',
     `#### ${w.recommendation}`,
     '',

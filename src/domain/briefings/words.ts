@@ -1,4 +1,4 @@
-import type { Confidence, Finding, Language, MissingFigure, Segment } from './analysis.ts'
+import type { Confidence, Language, MissingFigure, Segment, ZoneFinding } from './analysis.ts'
 import type { Country } from '../market/vocabulary.ts'
 import { missingText } from './text/catalogue.ts'
 
@@ -25,8 +25,9 @@ export type Words = {
   favourable: string
   unfavourable: string
   segment(segment: Segment): string
-  sentence(finding: Finding, zone: string, country: string): string
-  lead(finding: Finding): string
+  /** The sentence of a zone finding (an estimate's: estimate-words.ts). */
+  sentence(finding: ZoneFinding, zone: string, country: string): string
+  lead(finding: ZoneFinding): string
   listings(n: number): string
   sources: Record<string, string>
   footer(n: number, zone: string, mix: string, date: string): string
@@ -50,7 +51,8 @@ export const int = (w: Words, value: number) => w.number(value, 0)
 const missing: Record<Language, Record<MissingFigure, string>> = { en: missingText('en'), es: missingText('es'), pt: missingText('pt') }
 
 type Side = 'above' | 'below' | 'level'
-const side = (pctValue: number): Side => (pctValue >= 0.5 ? 'above' : pctValue <= -0.5 ? 'below' : 'level')
+/** Which side of a reference a gap in percent puts a figure: level within ±0.5%. */
+export const side = (pctValue: number): Side => (pctValue >= 0.5 ? 'above' : pctValue <= -0.5 ? 'below' : 'level')
 
 const en: Words = {
   number: (v, d) => grouped(v, d, ',', '.'),

@@ -19,10 +19,10 @@ export interface BriefingWriter {
   write(persona: Persona, input: BriefingInput, facts: ZoneFacts): Promise<BriefingDraft>
 }
 
-/** Version of the analyst's rules, recorded in every event it writes (bump when the rules change). */
-export const LOCAL_ANALYST_MODEL = 'mirador-analyst-1'
+/** Version of the analyst's rules, recorded in every event it writes (bump when the rules change; 2: broker and homebuyer judged against estimates). */
+export const LOCAL_ANALYST_MODEL = 'mirador-analyst-2'
 
-/** The default writer: deterministic, offline, derived from the zone statistics by the persona's rules. */
+/** The default writer: deterministic, offline, derived from the zone statistics and the estimate by the persona's rules. */
 export const localAnalyst: BriefingWriter = {
   async write(persona, input, facts) {
     const assessment = persona.assess(input, facts)

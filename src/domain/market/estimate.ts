@@ -19,6 +19,8 @@ export const DEFAULT_COMPARABLES = 10
 export const MAX_COMPARABLES = 50
 /** The range: the comparables' 10th and 90th percentiles (nearest rank), in tenths. */
 const RANGE_TENTHS = [1, 9] as const
+/** The range's percentiles, for the words that describe it (briefings). */
+export const RANGE_PERCENTILES = RANGE_TENTHS.map((tenths) => tenths * 10) as [number, number]
 /** `high` confidence needs at least this many comparables used. */
 const HIGH_CONFIDENCE_COMPARABLES = 8
 

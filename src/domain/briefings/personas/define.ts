@@ -1,7 +1,7 @@
 import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox'
 import { anyCaseOf, parseInput } from '../../../shared/input-schema.ts'
 import { type Assessment, type Language, LANGUAGES } from '../analysis.ts'
-import type { ZoneFacts } from '../facts.ts'
+import type { EstimateSubject, ZoneFacts } from '../facts.ts'
 import { COUNTRIES, type Country, PROPERTY_TYPES } from '../../market/vocabulary.ts'
 import { ZoneInput } from '../../market/zone-name.ts'
 
@@ -66,6 +66,8 @@ export interface Persona {
   readonly text: Record<Language, PersonaText<string, string>>
   /** Validates a request body and applies the defaults; throws invalid_request naming each bad field. */
   parse(body: unknown): BriefingInput
+  /** The property the input describes, which the briefing is judged against an estimate of; null when it describes none. */
+  estimateSubject(input: BriefingInput): EstimateSubject | null
   assess(input: BriefingInput, facts: ZoneFacts): Assessment
 }
 
@@ -78,6 +80,8 @@ type Definition<I extends string, P extends string, V extends string, X extends 
   extra: X
   rules: string
   text: Record<Language, PersonaText<P, V>>
+  /** The property the input describes, for the facts' estimate; a persona without it never has one. */
+  estimate?(input: InputOf<P, X>): EstimateSubject | null
   assess(input: InputOf<P, X>, facts: ZoneFacts): Assessment & { verdict: V }
 }
 
@@ -96,7 +100,8 @@ export function definePersona<I extends PersonaId, P extends string, V extends s
     rules: definition.rules,
     text: definition.text as Record<Language, PersonaText<string, string>>,
     parse: (body) => parseInput(schema as TObject, body, 'body') as unknown as BriefingInput,
-    // parse() is the only way to obtain a BriefingInput for this persona, so the cast is sound.
+    // parse() is the only way to obtain a BriefingInput for this persona, so the casts are sound.
+    estimateSubject: (input) => definition.estimate?.(input as unknown as InputOf<P, X>) ?? null,
     assess: (input, facts) => definition.assess(input as unknown as InputOf<P, X>, facts),
   }
 }

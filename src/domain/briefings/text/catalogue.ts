@@ -17,3 +17,6 @@ export const personaText = <I extends PersonaKey>(id: I) => ({ en: en.personas[i
 
 /** What a briefing says, per language, of a figure it could not compute. */
 export const missingText = (language: Language) => CATALOGUES[language].missing
+
+/** The fixed words of a briefing's estimate (its section and its findings), per language. */
+export const estimateText = (language: Language) => CATALOGUES[language].estimate
