@@ -7,7 +7,7 @@
  */
 import type { ComparableListing } from '../src/domain/market/comparable.ts'
 import { decimalOf } from '../src/domain/market/decimal.ts'
-import { type Candidates, type Estimate, estimateOf } from '../src/domain/market/estimate.ts'
+import { byteOrder, type Candidates, type Estimate, estimateOf } from '../src/domain/market/estimate.ts'
 import type { Confidence } from '../src/domain/market/estimate-figures.ts'
 import { usdText } from '../src/domain/market/fx.ts'
 import { COUNTRIES, type Country, OPERATIONS, type Operation, type PropertyType } from '../src/domain/market/vocabulary.ts'
@@ -185,5 +185,6 @@ function without(sorted: readonly ComparableListing[], skipped: number): Candida
     bathrooms: (i) => at(i).bathrooms,
     cents: (i) => at(i).cents,
     id: (i) => at(i).id,
+    compareIds: (i, j) => byteOrder(at(i).id, at(j).id),
   }
 }

@@ -201,6 +201,7 @@ export class ListingIndex {
       bathrooms: (i) => bathrooms[slots[i]!]!,
       cents: (i) => cents[slots[i]!]!,
       id: (i) => ids.idAt(slots[i]!),
+      compareIds: (i, j) => ids.compare(slots[i]!, slots[j]!),
     }
   }
 

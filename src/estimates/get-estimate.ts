@@ -1,6 +1,5 @@
-import { candidatesOf, estimateOf } from '../domain/market/estimate.ts'
+import { candidatesOf, type Estimate, estimateOf } from '../domain/market/estimate.ts'
 import { EstimateResponse } from '../domain/market/estimate-figures.ts'
-import type { Country } from '../domain/market/vocabulary.ts'
 import { zoneName, zoneNumberOfName, zoneSlug } from '../domain/market/zone-name.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
@@ -40,11 +39,18 @@ export const getEstimate = defineOperation({
   handler: (deps: EstimateDeps) => async ({ query }) => {
     const zoneNo = zoneNumberOfName(query.zone)!
     const at = await instantAsked(query.as_of, deps.clock(), deps.zones)
-    if (!(await zoneKnown(deps, query.country, zoneNo, at))) throw zoneNotFound(zoneSlug(zoneNo), query.country)
     const subject = { areaM2: query.area_m2, bedrooms: query.bedrooms, bathrooms: query.bathrooms, comparables: query.comparables }
-    const estimate = at
-      ? estimateOf(candidatesOf(await deps.zones.comparablesAt(query.country, zoneNo, query.operation, query.property_type, at)), subject)
-      : await deps.inventory.estimate(query.country, zoneNo, query.operation, query.property_type, subject)
+    const notFound = () => zoneNotFound(zoneSlug(zoneNo), query.country)
+    let estimate: Estimate
+    if (at) {
+      const listings = await deps.zones.comparablesAt(query.country, zoneNo, query.operation, query.property_type, at)
+      // A listing there then is proof enough that the zone was known; only an empty answer needs the zones.
+      if (listings.length === 0 && !(await deps.zones.factsAt(query.country, at, zoneNo, 'summary')).has(zoneNo)) throw notFound()
+      estimate = estimateOf(candidatesOf(listings), subject)
+    } else {
+      if (!(await deps.zones.facts(query.country)).has(zoneNo)) throw notFound()
+      estimate = await deps.inventory.estimate(query.country, zoneNo, query.operation, query.property_type, subject)
+    }
     return {
       ok: true as const,
       country: query.country,
@@ -60,8 +66,3 @@ export const getEstimate = defineOperation({
     }
   },
 })
-
-/** Whether the country has the zone (had it at `at`): the zone endpoints' 404 rule. */
-async function zoneKnown(deps: EstimateDeps, country: Country, zoneNo: number, at: Date | null): Promise<boolean> {
-  return at ? (await deps.zones.factsAt(country, at, zoneNo, 'summary')).has(zoneNo) : (await deps.zones.facts(country)).has(zoneNo)
-}

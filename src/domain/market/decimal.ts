@@ -11,6 +11,8 @@ const NUMBER_TEXT = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/
  * which is the written text for every decimal of up to 15 significant digits.
  */
 export function decimalOf(value: number): Decimal {
+  // Whole numbers (most areas) need no text: the same decimal, without the parse.
+  if (Number.isSafeInteger(value)) return { digits: BigInt(value), scale: 0 }
   const match = NUMBER_TEXT.exec(String(value))
   if (!match || !Number.isFinite(value)) throw new Error(`not a finite number: ${value}`)
   const [, sign, whole, fraction = '', exponent = '0'] = match

@@ -62,6 +62,8 @@ export interface Candidates {
   bathrooms(i: number): number
   cents(i: number): number
   id(i: number): string
+  /** Negative when candidate i's listing id comes first (byte order), without building the ids. */
+  compareIds(i: number, j: number): number
 }
 
 /** `listings` as candidates (sorted by area on a copy). */
@@ -74,8 +76,12 @@ export function candidatesOf(listings: readonly ComparableListing[]): Candidates
     bathrooms: (i) => sorted[i]!.bathrooms,
     cents: (i) => sorted[i]!.cents,
     id: (i) => sorted[i]!.id,
+    compareIds: (i, j) => byteOrder(sorted[i]!.id, sorted[j]!.id),
   }
 }
+
+/** Byte order of two ids (ASCII): as SQL's `collate "C"` orders them. */
+export const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 export function estimateOf(candidates: Candidates, subject: Subject): Estimate {
   const area = decimalOf(subject.areaM2)
@@ -150,15 +156,20 @@ type Ranked = ComparableListing & { distance: number }
 function closest(candidates: Candidates, from: number, to: number, bedrooms: number | null, subject: Subject): Ranked[] {
   const best: { i: number; distance: number }[] = []
   const before = (i: number, distance: number, other: { i: number; distance: number }) =>
-    distance < other.distance || (distance === other.distance && candidates.id(i) < candidates.id(other.i))
-  const areaTerm = (i: number) => roundedTo(Math.abs(Math.log(candidates.areaM2(i) / subject.areaM2)), 6)
+    distance < other.distance || (distance === other.distance && candidates.compareIds(i, other.i) < 0)
+  // The walk compares unrounded area terms; rounding moves a distance by at most half a millionth.
+  const areaTerm = (i: number) => Math.abs(Math.log(candidates.areaM2(i) / subject.areaM2))
   const start = from + firstWhere(to - from, (k) => candidates.areaM2(from + k) >= subject.areaM2)
   let [left, right] = [start - 1, start]
+  let [leftTerm, rightTerm] = [left >= from ? areaTerm(left) : Infinity, right < to ? areaTerm(right) : Infinity]
   while (left >= from || right < to) {
-    const takeLeft = right >= to || (left >= from && areaTerm(left) <= areaTerm(right))
-    const i = takeLeft ? left-- : right++
+    const takeLeft = leftTerm <= rightTerm
+    const i = takeLeft ? left : right
+    const term = takeLeft ? leftTerm : rightTerm
+    if (takeLeft) leftTerm = --left >= from ? areaTerm(left) : Infinity
+    else rightTerm = ++right < to ? areaTerm(right) : Infinity
     const full = best.length === subject.comparables
-    if (full && areaTerm(i) > best[best.length - 1]!.distance) break
+    if (full && term > best[best.length - 1]!.distance + 1e-6) break
     if (bedrooms !== null && candidates.bedrooms(i) !== bedrooms) continue
     const distance = distanceOf(candidates, i, subject)
     if (full && !before(i, distance, best[best.length - 1]!)) continue
