@@ -199,7 +199,11 @@ for (const { target, batches } of ingestionRuns) {
 
       try {
         // Killed inside the file: the CLI records it in batches of 500 lines, each all or nothing or stream by stream.
-        const kill: Kill = { after: 'progress ingest ', nth: random(1, 4), delayMs: random(0, 150) }
+        // At least three batches (~200 ms of work at the CLI's in-process rate) remain after the kill's
+        // progress line, and the kill lands within 60 ms of it: on a fast machine the 4th of 6 lines plus
+        // up to 150 ms let the file finish first (seen in a quiet CI run: `killed` false).
+        const batches = Math.ceil(records.length / 500)
+        const kill: Kill = { after: 'progress ingest ', nth: random(1, Math.max(1, batches - 3)), delayMs: random(0, 60) }
         const killed = await run(['test/support/projector.ts', `ingest=${file}`, `${target.name}:${target.name === 'postgres' ? schema : join(dir, 'data', 'pglite')}`], env, kill)
         expect(killed.killed).toBe(true)
         const recorded = await events()
