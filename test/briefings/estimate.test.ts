@@ -48,27 +48,20 @@ describe('broker: the asking price against the estimate of the property', () => 
     })
   })
 
-  test('given an asking price inside the range, when the zone rule would say below the market, then the estimate decides: PRICE_AT_MARKET', () => {
-    // 165,000 / 100 m² = 1,650/m², 13.2 % under the zone's 1,900: the zone rule says PRICE_BELOW_MARKET.
-    expect(verdictAt(165_000)).toBe('PRICE_AT_MARKET')
-    expect(assess(broker, { ...property, asking_price_usd: 165_000 }, facts()).verdict).toBe('PRICE_BELOW_MARKET')
-  })
-
-  test('given an asking price on either end of the range, then it is inside: both ends count as at the market', () => {
-    expect(verdictAt(160_000)).toBe('PRICE_AT_MARKET')
-    expect(verdictAt(200_000)).toBe('PRICE_AT_MARKET')
-  })
-
-  test('given an asking price above the range, when the zone rule would say at the market, then PRICE_ABOVE_MARKET', () => {
-    // 205,000 is 7.9 % over the zone's 190,000: at the market by the zone rule, above the estimate's USD 200,000.
-    expect(verdictAt(200_000.01)).toBe('PRICE_ABOVE_MARKET')
-    expect(verdictAt(205_000)).toBe('PRICE_ABOVE_MARKET')
-    expect(assess(broker, { ...property, asking_price_usd: 205_000 }, facts()).verdict).toBe('PRICE_AT_MARKET')
-  })
-
-  test('given an asking price below the range, then PRICE_BELOW_MARKET', () => {
-    expect(verdictAt(159_999.99)).toBe('PRICE_BELOW_MARKET')
-    expect(verdictAt(120_000)).toBe('PRICE_BELOW_MARKET')
+  // The range is USD 160,000 to 200,000 (both ends inside); the zone's own rule is ±10 % of its USD 1,900/m².
+  test.each([
+    // 1,650/m² is 13.2 % under the zone's 1,900: the zone rule alone would say below; the estimate decides.
+    [165_000, 'PRICE_AT_MARKET', 'PRICE_BELOW_MARKET'],
+    [160_000, 'PRICE_AT_MARKET', 'PRICE_BELOW_MARKET'],
+    [200_000, 'PRICE_AT_MARKET', 'PRICE_AT_MARKET'],
+    [200_000.01, 'PRICE_ABOVE_MARKET', 'PRICE_AT_MARKET'],
+    // 205,000 is 7.9 % over the zone's 190,000: at the market by the zone rule, above the range.
+    [205_000, 'PRICE_ABOVE_MARKET', 'PRICE_AT_MARKET'],
+    [159_999.99, 'PRICE_BELOW_MARKET', 'PRICE_BELOW_MARKET'],
+    [120_000, 'PRICE_BELOW_MARKET', 'PRICE_BELOW_MARKET'],
+  ])('given an asking price of USD %d, then %s against the estimate (the zone rule alone: %s)', (asking, verdict, zoneVerdict) => {
+    expect(verdictAt(asking)).toBe(verdict)
+    expect(assess(broker, { ...property, asking_price_usd: asking }, facts()).verdict).toBe(zoneVerdict)
   })
 
   test('then the confidence is the estimate\'s and the sample its comparables; the finding carries the figures it used', () => {

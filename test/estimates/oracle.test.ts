@@ -627,19 +627,8 @@ for (const target of databaseTargets('estimate oracle')) {
       expect(expected.body.method).toMatchObject({ level: 2, candidates: 10, kept: 10 })
       expect((await get(`/estimate?${queryOf(subject)}`)).body).toEqual(expected.body)
     })
-  })
-}
 
-/** As of a past instant: the candidates are the listings public then (listings history v4). */
-for (const target of databaseTargets('estimate oracle as_of')) {
-  describe(`estimate oracle as_of a past instant on ${target.name}`, () => {
-    let market: Market
-    let get: Get
-    beforeAll(async () => {
-      market = await openMarket(target, 400, 'estimate-oracle', oracleMarket)
-      get = mountedOn(market, estimateRoutes)
-    })
-    afterAll(async () => market?.close())
+    // ---- As of a past instant: the candidates are the listings public then (listings history v4) ----
 
     /** Subjects of every cluster (and its zone's other groups) and of the demo's groups, as now. */
     const subjectsAt = () => subjectsOf(market.records, marketAt(market.records, Number.POSITIVE_INFINITY)).filter((_, i) => i % 3 === 0)
