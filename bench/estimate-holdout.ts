@@ -7,7 +7,7 @@
  */
 import type { ComparableListing } from '../src/domain/market/comparable.ts'
 import { decimalOf } from '../src/domain/market/decimal.ts'
-import { byteOrder, type Candidates, type Estimate, estimateOf } from '../src/domain/market/estimate.ts'
+import { byArea, type Estimate, estimateOf, sortedCandidates } from '../src/domain/market/estimate.ts'
 import type { Confidence } from '../src/domain/market/estimate-figures.ts'
 import { usdText } from '../src/domain/market/fx.ts'
 import { COUNTRIES, type Country, OPERATIONS, type Operation, type PropertyType } from '../src/domain/market/vocabulary.ts'
@@ -154,11 +154,11 @@ export async function holdOut(groups: readonly PublicListing[][], tallies: Talli
   let done = 0
   let lastYield = performance.now()
   for (const group of groups) {
-    const members = group.map((p) => p.listing).sort((a, b) => a.areaM2 - b.areaM2)
+    const members = group.map((p) => p.listing).sort(byArea)
     const tally = tallies.byMarket.get(`${group[0]!.country} ${group[0]!.operation}`)!
     for (let i = 0; i < members.length; i++) {
       const held = members[i]!
-      const estimate = estimateOf(without(members, i), { areaM2: held.areaM2, bedrooms: held.bedrooms, bathrooms: held.bathrooms, comparables: options.comparables })
+      const estimate = estimateOf(sortedCandidates(members, i), { areaM2: held.areaM2, bedrooms: held.bedrooms, bathrooms: held.bathrooms, comparables: options.comparables })
       const actual = BigInt(held.cents)
       tallies.overall.add(actual, estimate)
       tally.add(actual, estimate)
@@ -173,18 +173,4 @@ export async function holdOut(groups: readonly PublicListing[][], tallies: Talli
   }
   options.progress(done)
   return done
-}
-
-/** The listings sorted by area but the `skipped`-th, as the candidates of an estimate. */
-function without(sorted: readonly ComparableListing[], skipped: number): Candidates {
-  const at = (i: number) => sorted[i < skipped ? i : i + 1]!
-  return {
-    count: sorted.length - 1,
-    areaM2: (i) => at(i).areaM2,
-    bedrooms: (i) => at(i).bedrooms,
-    bathrooms: (i) => at(i).bathrooms,
-    cents: (i) => at(i).cents,
-    id: (i) => at(i).id,
-    compareIds: (i, j) => byteOrder(at(i).id, at(j).id),
-  }
 }

@@ -67,21 +67,26 @@ export interface Candidates {
 }
 
 /** `listings` as candidates (sorted by area on a copy). */
-export function candidatesOf(listings: readonly ComparableListing[]): Candidates {
-  const sorted = [...listings].sort((a, b) => a.areaM2 - b.areaM2)
+export const candidatesOf = (listings: readonly ComparableListing[]): Candidates => sortedCandidates([...listings].sort(byArea))
+
+export const byArea = (a: ComparableListing, b: ComparableListing): number => a.areaM2 - b.areaM2
+
+/** `sorted` (by area) as candidates, but its `skipped`-th when given (a listing held out: bench:estimate). */
+export function sortedCandidates(sorted: readonly ComparableListing[], skipped = sorted.length): Candidates {
+  const at = (i: number) => sorted[i < skipped ? i : i + 1]!
   return {
-    count: sorted.length,
-    areaM2: (i) => sorted[i]!.areaM2,
-    bedrooms: (i) => sorted[i]!.bedrooms,
-    bathrooms: (i) => sorted[i]!.bathrooms,
-    cents: (i) => sorted[i]!.cents,
-    id: (i) => sorted[i]!.id,
-    compareIds: (i, j) => byteOrder(sorted[i]!.id, sorted[j]!.id),
+    count: skipped < sorted.length ? sorted.length - 1 : sorted.length,
+    areaM2: (i) => at(i).areaM2,
+    bedrooms: (i) => at(i).bedrooms,
+    bathrooms: (i) => at(i).bathrooms,
+    cents: (i) => at(i).cents,
+    id: (i) => at(i).id,
+    compareIds: (i, j) => byteOrder(at(i).id, at(j).id),
   }
 }
 
 /** Byte order of two ids (ASCII): as SQL's `collate "C"` orders them. */
-export const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 export function estimateOf(candidates: Candidates, subject: Subject): Estimate {
   const area = decimalOf(subject.areaM2)
