@@ -129,6 +129,12 @@ export async function lockCheckpoint(tx: Sql, projection: string, g: GenerationR
   return row ? { position: toNumber(row.position), state: row.state } : null
 }
 
+/** A generation's checkpoint: the position of the last event its tables hold (0 when unknown). */
+export async function checkpointOf(sql: Sql, projection: string, g: GenerationRef): Promise<number> {
+  const [row] = await sql.query<{ position: unknown }>(`select position from mirador_generations ${ONE}`, key(projection, g))
+  return row ? toNumber(row.position) : 0
+}
+
 /** The live generation of every projection, or null when the registry does not exist yet. */
 export async function liveGenerations(sql: Sql): Promise<(GenerationRef & { projection: string })[] | null> {
   if (!(await registryPresence(sql)).registry) return null

@@ -8,6 +8,7 @@ const SCRATCH: ListingsTables = {
   history: 'pg_temp.audit_listing_history',
   zones: 'pg_temp.audit_listing_zones',
   touches: 'pg_temp.audit_listing_zone_touches',
+  changes: 'pg_temp.audit_listing_changes',
 }
 
 /**

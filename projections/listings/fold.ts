@@ -1,5 +1,6 @@
 import type { ListingEvent } from '../../src/domain/listings/listing.ts'
 import { isPublic } from '../../src/domain/listings/fields.ts'
+import { CHANGE_ROW_NAMES, changeRow } from './change-rows.ts'
 import {
   DETAIL_COLUMNS,
   DETAIL_NAMES,
@@ -29,6 +30,10 @@ const foldedStatementsFor = (t: ListingsTables) => ({
       listed_at, price_usd, ppm2_usd, valid_from, valid_to, public_from)
     select listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, bathrooms, area_m2, listed_at,
       price_usd::numeric(16, 2), ${EXACT_PPM2.replace('price_usd', 'price_usd::numeric(16, 2)')}, valid_from, valid_to, public_from from x`,
+  changes: `with ${input(`position bigint, kind text, fields text, from_country text, from_zone_no integer, old_price_usd numeric,
+    listing_id text, at timestamptz, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}, verified_at timestamptz, status text`)}
+    insert into ${t.changes} (${CHANGE_ROW_NAMES})
+    select ${CHANGE_ROW_NAMES.replace('observed_at', 'at')} from x`,
   touches: `with ${input('country text, zone_no integer, at timestamptz')},
     touch as (insert into ${t.touches} (country, zone_no, at) select country, zone_no, at from x on conflict do nothing)
     insert into ${t.zones} (country, zone_no, updated_at) select country, zone_no, max(at) from x group by country, zone_no
@@ -44,7 +49,15 @@ export const foldedStatements = (t: ListingsTables) => {
   return built
 }
 
-type Folded = { listing: Record<string, unknown>; history: Record<string, unknown>[]; touches: [string, number, string][] }
+type Folded = {
+  listing: Record<string, unknown>
+  history: Record<string, unknown>[]
+  touches: [string, number, string][]
+  changes: Record<string, unknown>[]
+}
+
+/** A listing event as recorded: its stream revision and its position in the log. */
+export type RecordedListingEvent = { event: ListingEvent; revision: number; position: number }
 
 /** The history row `openInterval` (projection.ts) inserts for the active listing `row` at `at`: public from then if it is public. */
 const intervalOf = (row: Record<string, unknown>, revision: number, at: string): Record<string, unknown> => ({
@@ -69,7 +82,7 @@ const intervalOf = (row: Record<string, unknown>, revision: number, at: string):
  * What the statements of `statementsFor` leave behind for a listing whose every event is `events`
  * (the first its ListingIngested), computed here instead: a pure fold, step for step the same.
  */
-export function foldListing(events: readonly { event: ListingEvent; revision: number }[]): Folded {
+export function foldListing(events: readonly RecordedListingEvent[]): Folded {
   const first = events[0]!.event as Extract<ListingEvent, { type: 'ListingIngested' }>
   const d = first.data
   const row: Record<string, unknown> = {
@@ -84,6 +97,7 @@ export function foldListing(events: readonly { event: ListingEvent; revision: nu
   }
   const history: Record<string, unknown>[] = []
   const touches: Folded['touches'] = []
+  const changes: Folded['changes'] = []
   const open = (revision: number, at: string) => {
     if (row.status === 'active') history.push(intervalOf(row, revision, at))
   }
@@ -94,8 +108,9 @@ export function foldListing(events: readonly { event: ListingEvent; revision: nu
     if (!isPublic(row)) return
     for (const interval of history) if (interval.valid_to === null && interval.public_from === null) interval.public_from = at
   }
-  for (const { event, revision } of events) {
+  for (const { event, revision, position } of events) {
     const at = event.data.observed_at
+    const was = event.type === 'ListingIngested' ? null : { ...row }
     const before = { country: row.country as string, zone_no: row.zone_no as number }
     row.at = at
     switch (event.type) {
@@ -134,6 +149,8 @@ export function foldListing(events: readonly { event: ListingEvent; revision: nu
       }
     }
     touches.push([row.country as string, row.zone_no as number, at])
+    const change = changeRow(position, was, row)
+    if (change) changes.push(change)
   }
-  return { listing: row, history, touches }
+  return { listing: row, history, touches, changes }
 }

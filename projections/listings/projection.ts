@@ -1,7 +1,8 @@
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
 import { isListingEvent, LISTING_CATEGORY, type ListingEvent, type ListingEventType } from '../../src/domain/listings/listing.ts'
 import { type Projection, type RowChange, sql } from '../engine/projection.ts'
-import { foldedStatements, foldListing } from './fold.ts'
+import { changesIndexes, changesTable, recordChange, rowBefore } from './change-rows.ts'
+import { foldedStatements, foldListing, type RecordedListingEvent } from './fold.ts'
 import {
   DETAIL_COLUMNS,
   DETAIL_NAMES,
@@ -30,6 +31,10 @@ import {
  *   market's clock as of any past time.
  * Zone statistics are computed from rows of these tables (zone-rows.ts, src/domain/market/zone-statistics.ts) and served from memory (ready-zones.ts).
  *
+ * - changes: one row per event that changed the public inventory, at its log position (change-rows.ts):
+ *   the change feed, and the snapshot as of any position (GET /listings/changes and /listings/export).
+ *
+ * Version 5: the changes table is new (decision 0111); every other table as in version 4.
  * Version 4: history rows also carry the area, the bathrooms (a change of them opens a new interval,
  * fields.ts `statistical`) and `public_from`, the instant from which the listing was public (active,
  * verified, broker: the listings table's `public`) during the interval, null if it never was: what an
@@ -89,6 +94,7 @@ const schema = (t: ListingsTables) => [
     at timestamptz not null,
     primary key (country, zone_no, at)
   )`,
+  changesTable(t.changes),
 ]
 
 const indexes = (t: ListingsTables) => [
@@ -108,10 +114,11 @@ const indexes = (t: ListingsTables) => [
   publicIndex(t, 'zone_kind_price', 'country, zone_no, operation, property_type, price_usd, listing_id'),
   `create index if not exists ${t.history}_zone on ${t.history} (country, zone_no, valid_from)`,
   `create index if not exists ${t.touches}_at on ${t.touches} (at)`,
+  ...changesIndexes(t),
 ]
 
-const RETURNING = `returning l.listing_id, l.status, l.country, l.zone_no, l.operation, l.source, l.property_type, l.bedrooms, l.bathrooms,
-  l.area_m2, l.listed_at, l.price_usd, l.ppm2_usd, l.public`
+/** The whole row after the statement: the history reads its figures, the change feed all of it (recordChange). */
+const RETURNING = 'returning l.*'
 /** Opens a history interval, from the event, for each listing of `listing` that is active (and `where`); public from its start if the listing is. */
 const openInterval = (t: ListingsTables, where = 'true') => `opened as (
   insert into ${t.history} (listing_id, since_revision, country, zone_no, operation, source, property_type, bedrooms, bathrooms, area_m2,
@@ -134,37 +141,39 @@ const touchZones = (t: ListingsTables, touched: string) => `,
 const updateListing = (t: ListingsTables, set: string) =>
   `listing as (update ${t.listings} l set observed_at = x.at, ${set} from x where l.listing_id = x.listing_id ${RETURNING})`
 
+/** What every event brings to its statement's `x`: its listing, time, stream revision and log position. */
+const EVENT = 'listing_id text, at timestamptz, revision integer, position bigint'
+
 const statementsFor = (t: ListingsTables): Record<ListingEventType, string> => ({
-  ListingIngested: `with ${input(`listing_id text, at timestamptz, revision integer, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}`)},
+  ListingIngested: `with ${input(`${EVENT}, source text, source_id text, ${DETAIL_COLUMNS}, ${PRICE_COLUMNS}`)}, ${rowBefore(t)},
     listing as (
       insert into ${t.listings} as l (listing_id, observed_at, source, source_id, ${DETAIL_NAMES}, ${PRICE_NAMES}, status)
       select listing_id, at, source, source_id, ${DETAIL_NAMES}, ${PRICE_NAMES}, 'active' from x
       ${RETURNING}
-    ), ${openInterval(t)}
+    ), ${openInterval(t)}, ${recordChange(t)}
     ${touchZones(t, 'listing')}`,
   // A change of a statistical field (`reopen`) closes the listing's interval and opens a new one.
-  ListingDetailsChanged: `with ${input(`listing_id text, at timestamptz, revision integer, reopen boolean, ${DETAIL_COLUMNS}`)},
-    previous as (select l.listing_id, l.country, l.zone_no from ${t.listings} l join x using (listing_id)),
+  ListingDetailsChanged: `with ${input(`${EVENT}, reopen boolean, ${DETAIL_COLUMNS}`)}, ${rowBefore(t)},
     ${updateListing(t, DETAIL_UPDATE)},
-    ${closeInterval(t, 'x.reopen')}, ${openInterval(t, 'x.reopen')},
-    zones as (select listing_id, country, zone_no from previous union select listing_id, country, zone_no from listing)
+    ${closeInterval(t, 'x.reopen')}, ${openInterval(t, 'x.reopen')}, ${recordChange(t)},
+    zones as (select listing_id, country, zone_no from before union select listing_id, country, zone_no from listing)
     ${touchZones(t, 'zones')}`,
-  ListingPriceChanged: `with ${input(`listing_id text, at timestamptz, revision integer, ${PRICE_COLUMNS}`)},
+  ListingPriceChanged: `with ${input(`${EVENT}, ${PRICE_COLUMNS}`)}, ${rowBefore(t)},
     ${updateListing(t, PRICE_UPDATE)},
-    ${closeInterval(t)}, ${openInterval(t)}
+    ${closeInterval(t)}, ${openInterval(t)}, ${recordChange(t)}
     ${touchZones(t, 'listing')}`,
   // The listing's open interval, if the verification made it public, is public from now on (see the version comment).
-  ListingVerified: `with ${input('listing_id text, at timestamptz, verified_at timestamptz')},
+  ListingVerified: `with ${input(`${EVENT}, verified_at timestamptz`)}, ${rowBefore(t)},
     ${updateListing(t, 'verified_at = x.verified_at')},
     made_public as (
       update ${t.history} h set public_from = x.at from listing l join x using (listing_id)
-       where h.listing_id = l.listing_id and h.valid_to is null and h.public_from is null and l.public)
+       where h.listing_id = l.listing_id and h.valid_to is null and h.public_from is null and l.public), ${recordChange(t)}
     ${touchZones(t, 'listing')}`,
-  ListingDelisted: `with ${input('listing_id text, at timestamptz')},
-    ${updateListing(t, `status = 'delisted'`)}, ${closeInterval(t)}
+  ListingDelisted: `with ${input(EVENT)}, ${rowBefore(t)},
+    ${updateListing(t, `status = 'delisted'`)}, ${closeInterval(t)}, ${recordChange(t)}
     ${touchZones(t, 'listing')}`,
-  ListingRelisted: `with ${input('listing_id text, at timestamptz, revision integer')},
-    ${updateListing(t, `status = 'active'`)}, ${openInterval(t)}
+  ListingRelisted: `with ${input(EVENT)}, ${rowBefore(t)},
+    ${updateListing(t, `status = 'active'`)}, ${openInterval(t)}, ${recordChange(t)}
     ${touchZones(t, 'listing')}`,
 })
 
@@ -177,8 +186,8 @@ const statements = (t: ListingsTables) => {
 }
 
 /** The row of `x` an event contributes to its statement. */
-function inputRow(event: ListingEvent, revision: number): Record<string, unknown> {
-  const common = { listing_id: event.data.listing_id, at: event.data.observed_at, revision }
+function inputRow(event: ListingEvent, revision: number, position: number): Record<string, unknown> {
+  const common = { listing_id: event.data.listing_id, at: event.data.observed_at, revision, position }
   switch (event.type) {
     case 'ListingIngested': {
       const d = event.data
@@ -208,15 +217,15 @@ function inputRow(event: ListingEvent, revision: number): Record<string, unknown
  * holds the k-th event of every listing in the batch), applied in order, and within a round all
  * events of one type make one statement: a few statements per batch instead of one per event.
  */
-function roundChanges(events: readonly { event: ListingEvent; revision: number }[], t: ListingsTables): RowChange[] {
+function roundChanges(events: readonly RecordedListingEvent[], t: ListingsTables): RowChange[] {
   const rounds: Map<ListingEventType, Record<string, unknown>[]>[] = []
   const eventsOfListing = new Map<string, number>()
-  for (const { event: domain, revision } of events) {
+  for (const { event: domain, revision, position } of events) {
     const k = eventsOfListing.get(domain.data.listing_id) ?? 0
     eventsOfListing.set(domain.data.listing_id, k + 1)
     const round = (rounds[k] ??= new Map())
     const rows = round.get(domain.type) ?? []
-    rows.push(inputRow(domain, revision))
+    rows.push(inputRow(domain, revision, position))
     round.set(domain.type, rows)
   }
   const text = statements(t)
@@ -226,7 +235,7 @@ function roundChanges(events: readonly { event: ListingEvent; revision: number }
 const listingEvents = (events: readonly RecordedEvent[]) =>
   events.flatMap((event) => {
     const domain = { type: event.type, data: event.data }
-    return isListingEvent(domain) ? [{ event: domain, revision: event.revision }] : []
+    return isListingEvent(domain) ? [{ event: domain, revision: event.revision, position: event.position }] : []
   })
 
 /**
@@ -240,7 +249,7 @@ const listingEvents = (events: readonly RecordedEvent[]) =>
  */
 function batchChanges(recorded: readonly RecordedEvent[], t: ListingsTables): RowChange[] {
   const events = listingEvents(recorded)
-  const byListing = new Map<string, { event: ListingEvent; revision: number }[]>()
+  const byListing = new Map<string, RecordedListingEvent[]>()
   for (const e of events) {
     const own = byListing.get(e.event.data.listing_id)
     if (own) own.push(e)
@@ -251,11 +260,13 @@ function batchChanges(recorded: readonly RecordedEvent[], t: ListingsTables): Ro
   if (byListing.size === 0) return changes
   const listings: Record<string, unknown>[] = []
   const history: Record<string, unknown>[] = []
+  const changed: Record<string, unknown>[] = []
   const touches = new Map<string, Record<string, unknown>>()
   for (const own of byListing.values()) {
     const folded = foldListing(own)
     listings.push(folded.listing)
     history.push(...folded.history)
+    changed.push(...folded.changes)
     for (const [country, zone_no, at] of folded.touches) touches.set(`${country} ${zone_no} ${at}`, { country, zone_no, at })
   }
   const text = foldedStatements(t)
@@ -263,15 +274,16 @@ function batchChanges(recorded: readonly RecordedEvent[], t: ListingsTables): Ro
     sql(text.listings, JSON.stringify(listings)),
     ...(history.length > 0 ? [sql(text.history, JSON.stringify(history))] : []),
     sql(text.touches, JSON.stringify([...touches.values()])),
+    ...(changed.length > 0 ? [sql(text.changes, JSON.stringify(changed))] : []),
     ...changes,
   ]
 }
 
-export const listingsProjection: Projection<'listings' | 'history' | 'zones' | 'touches'> = {
+export const listingsProjection: Projection<keyof ListingsTables> = {
   name: 'listings',
-  version: 4,
+  version: 5,
   categories: [LISTING_CATEGORY],
-  tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones', touches: 'listing_zone_touches' },
+  tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones', touches: 'listing_zone_touches', changes: 'listing_changes' },
   schema,
   indexes,
   // One event at a time, no folding: the statements every batch form is proven equal to (test/projections/listings.test.ts).

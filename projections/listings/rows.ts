@@ -8,7 +8,7 @@ import type { Tables } from '../engine/projection.ts'
  * array of rows, shaped here for both ways of writing (statement rounds in projection.ts, the fold
  * of fold.ts), so that both write the same values.
  */
-export type ListingsTables = Tables<'listings' | 'history' | 'zones' | 'touches'>
+export type ListingsTables = Tables<'listings' | 'history' | 'zones' | 'touches' | 'changes'>
 
 export { EXACT_PPM2 } from '../../src/domain/listings/fields.ts'
 
@@ -39,13 +39,18 @@ const PRICE_LIST = columnsOf(PRICE).map((c) => c.name)
 export const PRICE_NAMES = PRICE_LIST.join(', ')
 export const PRICE_UPDATE = PRICE_LIST.map((name) => `${name} = x.${name}`).join(', ')
 
-/** The listings table, column for column from the fields' declaration (one column a line: the read-model-tables test reads it so). */
-export const listingsTable = (name: string) => {
-  const columns = Object.values(LISTING_FIELDS).flatMap((field) => field.columns as readonly Column[])
+const LISTING_COLUMN_LIST = Object.values(LISTING_FIELDS).flatMap((field) => field.columns as readonly Column[])
+/** The listings table's columns defined as in it (`keyed`: with its primary key), one a line. */
+export const listingColumnDefinitions = (keyed: boolean) => {
   const definition = (c: Column) =>
-    `${c.name} ${c.type}${c.primary ? ' primary key' : c.generated ? ` generated always as (${c.generated}) stored` : c.nullable ? '' : ' not null'}`
-  return `create table if not exists ${name} (\n    ${columns.map(definition).join(',\n    ')}\n  )`
+    `${c.name} ${c.type}${c.primary && keyed ? ' primary key' : c.generated ? ` generated always as (${c.generated}) stored` : c.nullable ? '' : ' not null'}`
+  return LISTING_COLUMN_LIST.map(definition).join(',\n    ')
 }
+/** The columns of the listings table a statement writes (the others it generates), in table order. */
+export const WRITTEN_COLUMNS: readonly string[] = LISTING_COLUMN_LIST.filter((c) => !c.generated).map((c) => c.name)
+
+/** The listings table, column for column from the fields' declaration (one column a line: the read-model-tables test reads it so). */
+export const listingsTable = (name: string) => `create table if not exists ${name} (\n    ${listingColumnDefinitions(true)}\n  )`
 
 /** The details columns of an event's details (a field the event lacks takes its `absent`). */
 export const detailsRow: (d: ListingDetails) => Record<string, unknown> = columnsWriter(DETAILS)

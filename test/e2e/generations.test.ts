@@ -76,7 +76,7 @@ for (const target of databaseTargets('blue/green under load')) {
       }
     })
 
-    test('a store built by listings v1 is served from the first request and switches to v4 when it is built: no failed, no empty answer', async () => {
+    test('a store built by listings v1 is served from the first request and switches to v5 when it is built: no failed, no empty answer', async () => {
       // The store as version 1 left it, with an owner and a key (recorded as events, as the CLI would).
       const db = await open()
       const store = await openSqlEventStore(db)
@@ -97,22 +97,22 @@ for (const target of databaseTargets('blue/green under load')) {
       while (Date.now() - promotedAt < 1000) await new Promise((r) => setTimeout(r, 50))
       const answers = await traffic.stop()
 
-      // It listened before version 4 went live: it did not wait for the build.
+      // It listened before version 5 went live: it did not wait for the build.
       const output = server.output()
-      expect(liveLine()).toContain('"generation":"v4.1"')
+      expect(liveLine()).toContain('"generation":"v5.1"')
       expect(output.indexOf('"event":"listening"')).toBeLessThan(output.indexOf('"event":"generation_live"'))
       expect(answers.filter((a) => a.status !== 200)).toEqual([])
       expect(answers.length).toBeGreaterThan(20)
 
-      // Every /zones answer is the whole of v1's or of v4's; the last ones are v4's.
+      // Every /zones answer is the whole of v1's or of v5's; the last ones are v5's.
       await server.stop()
       const check = await open()
       try {
         const rows = await listGenerations(check, ['listings'])
         const v1 = rows.find((g) => g.version === 1)!
-        const v4 = rows.find((g) => g.version === 4)!
-        expect([v1.state, v4.state]).toEqual(['previous', 'live'])
-        const [old, fresh] = [await zonesOf(check, v1, generationTables(listingsProjection, v1)), await zonesOf(check, v4, generationTables(listingsProjection, v4))]
+        const v5 = rows.find((g) => g.version === 5)!
+        expect([v1.state, v5.state]).toEqual(['previous', 'live'])
+        const [old, fresh] = [await zonesOf(check, v1, generationTables(listingsProjection, v1)), await zonesOf(check, v5, generationTables(listingsProjection, v5))]
         expect(old.count).toBeGreaterThanOrEqual(12)
         const zones = answers.filter((a) => a.path.includes('/zones?'))
         for (const answer of zones) expect([old, fresh]).toContainEqual(stable(answer.body))
@@ -136,7 +136,7 @@ for (const target of databaseTargets('blue/green under load')) {
       await new Promise((r) => setTimeout(r, 1000))
       const answers = await traffic.stop()
       expect(rebuilt.code, rebuilt.stderr).toBe(0)
-      expect(rebuilt.stdout).toMatch(/^listings v4\.2: \d+ events in [\d.]+ s \(\d+ events\/s\), promoted \(live\)$/m)
+      expect(rebuilt.stdout).toMatch(/^listings v5\.2: \d+ events in [\d.]+ s \(\d+ events\/s\), promoted \(live\)$/m)
 
       expect(answers.filter((a) => a.status !== 200)).toEqual([])
       expect(answers.length).toBeGreaterThan(20)
@@ -144,8 +144,8 @@ for (const target of databaseTargets('blue/green under load')) {
 
       const status = JSON.parse((await server.cli('projections', 'status', '--json')).stdout) as { generations: Json[] }
       expect(status.generations.filter((g) => g.projection === 'listings').map((g) => [g.generation, g.state])).toEqual([
-        ['v4.2', 'live'],
-        ['v4.1', 'previous'],
+        ['v5.2', 'live'],
+        ['v5.1', 'previous'],
         ['v1.1', 'retired'],
       ])
       // Hold, compare, promote and roll back from the CLI; the key keeps working across every switch of api_keys.
@@ -161,7 +161,7 @@ for (const target of databaseTargets('blue/green under load')) {
         expect(pruned.code, `${name}: ${pruned.stderr}`).toBe(0)
       }
       const health = (await (await fetch(`${server.url}/api/v1/health`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json
-      expect(health.projections).toContainEqual({ projection: 'listings', generation: 'v4.2', state: 'live', lag_events: 0, lag_seconds: 0 })
+      expect(health.projections).toContainEqual({ projection: 'listings', generation: 'v5.2', state: 'live', lag_events: 0, lag_seconds: 0 })
     })
   })
 }

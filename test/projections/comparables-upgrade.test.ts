@@ -17,8 +17,8 @@ import { buildListingsV3 } from './listings-v3-store.ts'
 
 /**
  * The upgrade of a store built by listings version 3, whose history knows neither areas, bathrooms
- * nor when a listing was public: version 4 is built beside it, compared, promoted. While version 3 is
- * live its zone figures are served as they were and comparables are refused (503); once version 4 is
+ * nor when a listing was public: the current version is built beside it, compared, promoted. While version 3 is
+ * live its zone figures are served as they were and comparables are refused (503); once the current version is
  * live, every zone figure as of any instant is the same (its intervals, also cut where only the
  * bathrooms changed, select the same listings) and the comparables are the feed's.
  */
@@ -37,7 +37,7 @@ const instants = [-90, -45, -30, -7, -1].map((days) => new Date(ANCHOR.getTime()
 instants.push(...bathroomChanges.slice(0, 3).map((r) => new Date(r.observed_at)), NOW)
 
 for (const target of databaseTargets('comparables upgrade')) {
-  describe(`listings v3 → v4, for comparables as of an instant, on ${target.name}`, () => {
+  describe(`listings v3 → v5, for comparables as of an instant, on ${target.name}`, () => {
     const env = storeFor(target.open, {
       seed: async (store, db) => {
         await ingestRecords(store, records, DEFAULT_FX)
@@ -46,11 +46,11 @@ for (const target of databaseTargets('comparables upgrade')) {
       projections: [listingsProjection],
     })
 
-    it('refuses comparables while v3 is live, builds v4 with no figure changed, then serves the comparables of the feed', async () => {
+    it('refuses comparables while v3 is live, builds v5 with no figure changed, then serves the comparables of the feed', async () => {
       await env.runner.prepare()
       expect((await env.runner.status()).map((g) => [g.generation, g.state])).toEqual([
         ['v3.1', 'live'],
-        ['v4.1', 'building'],
+        ['v5.1', 'building'],
       ])
       const zones = ReadyZones.follow(env.db, env.runner, (error) => {
         throw error
@@ -65,16 +65,16 @@ for (const target of databaseTargets('comparables upgrade')) {
       const before = await figuresAsOf()
 
       const [built] = await env.runner.rebuild(['listings'], { hold: true })
-      expect(built).toMatchObject({ generation: 'v4.1', outcome: 'held' })
+      expect(built).toMatchObject({ generation: 'v5.1', outcome: 'held' })
       const diff = await diffProjection(env.db, listingsProjection, NOW)
-      expect(diff.summary).toMatch(/^listings v3\.1 \(live\) → v4\.1 \(held\): 0 figure\(s\) differ in 0 of \d+ zones; 0 of \d+ public listings differ$/)
+      expect(diff.summary).toMatch(/^listings v3\.1 \(live\) → v5\.1 \(held\): 0 figure\(s\) differ in 0 of \d+ zones; 0 of \d+ public listings differ$/)
       const intervals = async (version: number) =>
         (await env.db.query<{ n: unknown }>(`select count(*) as n from ${generationTables(listingsProjection, { version, build: 1 }).history}`))[0]!.n
-      expect(Number(await intervals(4)) - Number(await intervals(3))).toBe(bathroomChanges.filter((r) => r.status === 'active').length)
+      expect(Number(await intervals(listingsProjection.version)) - Number(await intervals(3))).toBe(bathroomChanges.filter((r) => r.status === 'active').length)
 
       await liveTables(env.db).follow(() => {})
       try {
-        expect(await env.runner.promote('listings')).toMatchObject({ from: 'v3.1', to: 'v4.1' })
+        expect(await env.runner.promote('listings')).toMatchObject({ from: 'v3.1', to: 'v5.1' })
         await zones.settled()
         expect(await figuresAsOf()).toEqual(before)
         let shown = 0

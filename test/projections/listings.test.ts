@@ -37,6 +37,7 @@ const tables = async (db: Db) => {
     await db.query(`select * from ${t.history} order by listing_id, since_revision`),
     await db.query(`select * from ${t.zones} order by country, zone_no`),
     await db.query(`select * from ${t.touches} order by country, zone_no, at`),
+    await db.query(`select * from ${t.changes} order by position`),
   ])
 }
 
