@@ -4,7 +4,8 @@ import type { BriefingService } from './briefings/service.ts'
 import { getHealth } from './health/get-health.ts'
 import { probeRoutes, type QuotaReader, type ServerHealth } from './health/routes.ts'
 import type { ListingInventory } from '../projections/listings/inventory.ts'
-import { LISTING_OPERATIONS } from './listings/routes.ts'
+import { LISTING_OPERATIONS, SYNC_OPERATIONS } from './listings/routes.ts'
+import type { ListingFeed } from './listings/feed-deps.ts'
 import { ZONE_OPERATIONS } from './zones/routes.ts'
 import { ESTIMATE_OPERATIONS } from './estimates/routes.ts'
 import type { ReadyZones } from '../projections/listings/ready-zones.ts'
@@ -36,6 +37,8 @@ export type ApiDeps = {
   zones: ReadyZones
   /** The public listings behind /listings, in memory. */
   inventory: ListingInventory
+  /** The change feed and the export: the changes table of the listings read model, the event store's identity. */
+  feed: ListingFeed
   briefings: BriefingService
   /** This month's quota usage, from memory: /health's. */
   quota: QuotaReader
@@ -68,14 +71,14 @@ const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set
 })
 
 /** What the operations of the API are given, once, at start-up. */
-type OperationDeps = Pick<ApiDeps, 'clock' | 'quota' | 'health' | 'zones' | 'inventory'> & { service: BriefingService }
+type OperationDeps = Pick<ApiDeps, 'clock' | 'quota' | 'health' | 'zones' | 'inventory' | 'feed'> & { service: BriefingService }
 
 /**
  * Every operation of the API, one file each (src/http/operation.ts), in the order the OpenAPI
  * document lists them. The one list: the routes, the document, the docs page and the specs that
  * go through every route are all derived from it.
  */
-export const API_OPERATIONS: readonly Operation<OperationDeps>[] = [getHealth, ...ZONE_OPERATIONS, ...LISTING_OPERATIONS, ...ESTIMATE_OPERATIONS, ...BRIEFING_OPERATIONS]
+export const API_OPERATIONS: readonly Operation<OperationDeps>[] = [getHealth, ...ZONE_OPERATIONS, ...LISTING_OPERATIONS, ...SYNC_OPERATIONS, ...ESTIMATE_OPERATIONS, ...BRIEFING_OPERATIONS]
 
 /** The API's features: its operations, mounted behind `gate`, relative to the API prefix. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
@@ -85,6 +88,7 @@ export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
     health: deps.health,
     zones: deps.zones,
     inventory: deps.inventory,
+    feed: deps.feed,
     service: deps.briefings,
   }),
 ]

@@ -12,6 +12,7 @@
  */
 import { chmodSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { listingFeedOn } from './listings/feed-deps.ts'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { lacksMarketData, seedDemo } from './demo/seed.ts'
@@ -257,6 +258,7 @@ export const serverComponents = Components.given<ServerGiven>()
         accessLog: config.accessLog,
         zones,
         inventory,
+        feed: listingFeedOn(storage, metrics),
         briefings: briefingServiceOn(storage, { zones, inventory }, config, systemClock, cryptoRandom, undefined, metrics),
         quota: memoryQuota(usage, config.quotas),
         health,

@@ -104,6 +104,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/listings/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole verified broker inventory as of one cursor, streamed as NDJSON, CSV or Parquet
+         * @description Every public listing (active, verified, broker) of a country, a zone or all, as of one position of the event log, streamed in id order whatever the size; counted as one request. The position is the `Mirador-Cursor` header (and, in NDJSON, the last line `{"cursor", "count"}`, the only line without an `id`; in Parquet, the key-value metadata `mirador.cursor` and `mirador.count`): follow GET /listings/changes from it. gzip when the client accepts it.
+         */
+        get: operations["exportListings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listings/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in the verified broker inventory after a cursor: listed, updated, price changed, removed
+         * @description The changes to the public listings (active, verified, broker) after `after`, in the order they were recorded, each with its cursor and the listing as it is after it. Applied in order to an export taken at that cursor (GET /listings/export), they give exactly the current inventory: no gap, no duplicate. Follow `next_cursor` while `more` is true; when it is false you are caught up. Cursors are the event log's positions: stable across restarts and rebuilds, refused (400 invalid_cursor) when they are not a cursor of this store. With `country` (and `zone`), a listing that moves out is `removed` (reason `moved_out`) and one that moves in is `listed`.
+         */
+        get: operations["listListingChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/estimate": {
         parameters: {
             query?: never;
@@ -330,6 +370,19 @@ export interface components {
             error: "not_found";
             /** @description what went wrong, for people */
             message: string;
+        };
+        InvalidCursorError: {
+            /** @constant */
+            ok: false;
+            /** @constant */
+            error: "invalid_cursor";
+            /** @description what went wrong, for people */
+            message: string;
+            /** @description one entry per bad field */
+            details: {
+                field: string;
+                message: string;
+            }[];
         };
         IdempotencyConflictError: {
             /** @constant */
@@ -1326,6 +1379,360 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    exportListings: {
+        parameters: {
+            query?: {
+                /**
+                 * @description ndjson (one JSON record a line, then the cursor), csv or parquet (one of ndjson, csv, parquet, in any letter case)
+                 * @example ndjson
+                 */
+                format?: string;
+                /**
+                 * @description country code; every country when absent (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
+                 * @example GT
+                 */
+                country?: string;
+                /**
+                 * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros); only with country, in any letter case
+                 * @example zona-3
+                 */
+                zone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description the position the export is as of: pass it as `after` to GET /listings/changes */
+                    "Mirador-Cursor"?: string;
+                    /** @description attachment, with a file name naming the place and the position */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {"id":"lst_5c9bdd9b019c04e78269b6ee","country":"GT","zone":"Zona 8","zone_slug":"zona-8","operation":"Venta","property_type":"Casa","title":"Casa en venta, Zona 8, Ciudad de Guatemala · 4 hab.","price_usd":215483.87,"price_local":1670000,"currency":"GTQ","area_m2":98,"price_per_m2_usd":2198.82,"bedrooms":4,"bathrooms":4.5,"broker":{"id":"gt-brk-03","name":"Grupo Hábitat"},"verified_at":"2026-11-25T21:57:00.000Z","listed_at":"2026-11-23T21:37:00.000Z","url":"https://gt-brk-03.example/propiedades/gt-brk-03-001458"}
+                     *     {"cursor":"c1.MGY1YzNkOWU0YjJhMWY3OC4yMTQ3","count":319}
+                     */
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                    "application/vnd.apache.parquet": string;
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    listListingChanges: {
+        parameters: {
+            query?: {
+                /**
+                 * @description a cursor an answer gave (an export's `Mirador-Cursor`, or `next_cursor`); the beginning of the log when absent
+                 * @example c1.MGY1YzNkOWU0YjJhMWY3OC4xMjM0NQ
+                 */
+                after?: string;
+                /** @description changes per answer; an integer from 1 to 1000, in decimal digits without sign or leading zeros */
+                limit?: string;
+                /**
+                 * @description country code; every country when absent (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
+                 * @example GT
+                 */
+                country?: string;
+                /**
+                 * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros); only with country, in any letter case
+                 * @example zona-3
+                 */
+                zone?: string;
+            };
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        changes: {
+                            /** @description the position of this change: `after=` it to read what follows */
+                            cursor: string;
+                            /** @enum {string} */
+                            kind: "listed" | "updated" | "price_changed" | "removed";
+                            listing_id: string;
+                            /** @description when the source was seen saying so (the event's observed_at), UTC ISO */
+                            at: string;
+                            /** @description updated and price_changed: the record's fields that changed (zone_slug and price_per_m2_usd follow zone, price_usd and area_m2) */
+                            fields?: string[];
+                            /** @description price_changed: the price before and after */
+                            price?: {
+                                old_usd: number;
+                                new_usd: number;
+                            };
+                            /**
+                             * @description removed: delisted, or moved out of the country or zone followed
+                             * @enum {string}
+                             */
+                            reason?: "delisted" | "moved_out";
+                            /** @description listed, updated and price_changed: the listing after the change, whole */
+                            listing?: {
+                                id: string;
+                                /** @enum {string} */
+                                country: "GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR";
+                                zone: string;
+                                zone_slug: string;
+                                /** @enum {string} */
+                                operation: "Venta" | "Renta";
+                                /** @enum {string} */
+                                property_type: "Apartamento" | "Casa" | "Terreno" | "Oficina" | "Local" | "Bodega";
+                                title: string;
+                                price_usd: number;
+                                price_local: number;
+                                /** @enum {string} */
+                                currency: "USD" | "GTQ" | "HNL" | "CRC" | "DOP" | "BZD" | "BRL" | "PAB";
+                                area_m2: number;
+                                price_per_m2_usd: number;
+                                bedrooms: number;
+                                bathrooms: number;
+                                broker: {
+                                    id: string;
+                                    name: string;
+                                };
+                                verified_at: string;
+                                listed_at: string;
+                                url: string | null;
+                            };
+                        }[];
+                        /** @description where the next answer starts: pass it as `after` */
+                        next_cursor: string;
+                        /** @description true: more changes are there already, ask again at once; false: caught up, ask again later */
+                        more: boolean;
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request | invalid_cursor */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["InvalidCursorError"];
                 };
             };
             /** @description auth_required | invalid_key */

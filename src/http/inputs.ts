@@ -21,7 +21,8 @@ import { checker } from '../shared/validate.ts'
 export type InputSchemas<P extends TObject = TObject<{}>, Q extends TObject = TObject<{}>> = {
   params?: P
   query?: Q
-  refine?: (valid: Partial<Static<P> & Static<Q>>) => FieldError[]
+  /** Checks of several parameters, given those that passed and the names of those refused already. */
+  refine?: (valid: Partial<Static<P> & Static<Q>>, refused: ReadonlySet<string>) => FieldError[]
 }
 
 export type HttpInputs<P extends TObject = TObject<{}>, Q extends TObject = TObject<{}>> = InputSchemas<P, Q> & {
@@ -151,7 +152,7 @@ export function httpInputs<P extends TObject = TObject<{}>, Q extends TObject = 
       const query = schemas.query ? readPart(schemas.query, queryValues(url), problems) : {}
       const valid = Object.fromEntries(Object.entries({ ...params, ...query }).filter(([name]) => !problems.has(name))) as Partial<Static<P> & Static<Q>>
       for (const check of [schemas.refine, more]) {
-        for (const { field, message } of check?.(valid) ?? []) if (!problems.has(field)) problems.set(field, message)
+        for (const { field, message } of check?.(valid, new Set(problems.keys())) ?? []) if (!problems.has(field)) problems.set(field, message)
       }
       if (problems.size > 0) {
         const rank = (field: string) => (order.includes(field) ? order.indexOf(field) : order.length)

@@ -32,6 +32,11 @@ export type OperationSpec = {
   ok: TSchema
   /** A 200 body the operation answers (the document's success example; test/docs/openapi.test.ts checks it against `ok`). */
   okExample: unknown
+  /**
+   * A 200 that is not one JSON document (a streamed file): its media types, each with its schema and
+   * example, instead of `application/json`; such an answer has no validator (no ETag, no 304).
+   */
+  okMedia?: Record<string, { schema: TSchema; example?: unknown }>
   /** Headers of the 200 answer besides the ones every answer has: name → description. */
   okHeaders?: Record<string, string>
   /**
@@ -232,7 +237,7 @@ function operationOf(method: string, access: Access, spec: OperationSpec, refere
       ...parameters(spec.inputs?.params, 'path'),
       ...parameters(spec.inputs?.query, 'query'),
       ...parameters(spec.headers, 'header'),
-      ...(method === 'get' ? [IF_NONE_MATCH] : []),
+      ...(method === 'get' && !spec.okMedia ? [IF_NONE_MATCH] : []),
     ],
     ...(spec.body
       ? {
@@ -254,12 +259,14 @@ function operationOf(method: string, access: Access, spec: OperationSpec, refere
         headers: {
           ...REQUEST_ID,
           ...(needsKey ? RATE_LIMIT_HEADERS : {}),
-          ...(method === 'get' ? VALIDATOR_HEADERS : {}),
+          ...(method === 'get' && !spec.okMedia ? VALIDATOR_HEADERS : {}),
           ...Object.fromEntries(Object.entries(spec.okHeaders ?? {}).map(([name, description]) => [name, header(description, Type.String())])),
         },
-        content: { 'application/json': { schema: json(spec.ok), examples: { success: { value: spec.okExample } } } },
+        content: spec.okMedia
+          ? Object.fromEntries(Object.entries(spec.okMedia).map(([type, media]) => [type, { schema: json(media.schema), ...('example' in media ? { example: media.example } : {}) }]))
+          : { 'application/json': { schema: json(spec.ok), examples: { success: { value: spec.okExample } } } },
       },
-      ...(method === 'get'
+      ...(method === 'get' && !spec.okMedia
         ? { '304': { description: 'not modified: If-None-Match named the current ETag; no body', headers: { ...REQUEST_ID, ...(needsKey ? RATE_LIMIT_HEADERS : {}), ...VALIDATOR_HEADERS } } }
         : {}),
       ...errorResponses(errorsOf(access, spec), own, referenced),
@@ -323,6 +330,7 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
     tags: [
       { name: 'Account', description: 'the key, its tier, limits and quota' },
       { name: 'Market', description: 'zone statistics and the verified broker inventory' },
+      { name: 'Sync', description: 'the verified broker inventory whole as of a cursor, and every change after it' },
       { name: 'Briefings', description: 'AI-written briefings for five personas' },
     ],
     paths,

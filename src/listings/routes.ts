@@ -1,8 +1,13 @@
 import type { Gate } from '../http/gate.ts'
 import { mountOperations } from '../http/operation.ts'
+import { exportListings } from './export-listings.ts'
+import { listChanges } from './list-changes.ts'
 import { type ListingDeps, searchListings } from './search-listings.ts'
 
 export const LISTING_OPERATIONS = [searchListings]
+
+/** Staying in sync: the inventory whole as of a cursor, and every change after it (docs/api.md, "Staying in sync"). */
+export const SYNC_OPERATIONS = [exportListings, listChanges]
 
 /** GET /listings alone behind `gate`, relative to the API prefix (as the listing specs serve it). */
 export const listingRoutes = (deps: ListingDeps & { gate: Gate }) => mountOperations('listings', deps.gate, LISTING_OPERATIONS, deps)

@@ -14,6 +14,9 @@ export type ProjectionSample = { projection: string; generation: string; state: 
 
 export type BriefingOutcome = 'generated' | 'cache_hit' | 'replayed'
 
+/** One export of GET /listings/export, ended: its format, whether it was read to the end, listings and bytes sent, how long it took. */
+export type ExportSample = { format: string; completed: boolean; listings: number; bytes: number; seconds: number }
+
 export type Metrics = {
   request(sample: RequestSample): void
   /** A briefing recorded: generated (and charged), served from the cache, or replayed under an Idempotency-Key. */
@@ -22,6 +25,10 @@ export type Metrics = {
   writerFailed(): void
   /** One append (or batch of appends) to the event store, successful or not, and how long it took. */
   appended(operation: 'append' | 'appendMany', seconds: number): void
+  /** Changes one answer of GET /listings/changes carried. */
+  changesServed(count: number): void
+  /** An export of GET /listings/export ended (read to the end, or cut off by the client or a failure). */
+  exported(sample: ExportSample): void
   /** Where the projections' figures come from: read at each scrape, never in between. */
   projectionsFrom(read: () => Promise<readonly ProjectionSample[]>): void
 }
@@ -32,5 +39,7 @@ export const noMetrics: Metrics = {
   briefing: () => {},
   writerFailed: () => {},
   appended: () => {},
+  changesServed: () => {},
+  exported: () => {},
   projectionsFrom: () => {},
 }

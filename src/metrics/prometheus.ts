@@ -50,11 +50,33 @@ function applicationMetrics(registry: Registry) {
     buckets: APPEND_BUCKETS,
     registers: [registry],
   })
+  const changes = new Counter({
+    name: 'mirador_listing_changes_served_total',
+    help: 'Changes answered by GET /listings/changes (each change of each answer)',
+    registers: [registry],
+  })
+  const exports = new Counter({
+    name: 'mirador_listing_exports_total',
+    help: 'Exports of GET /listings/export ended, by format and outcome (completed: read to the end; cut: the client left or a failure ended it)',
+    labelNames: ['format', 'outcome'],
+    registers: [registry],
+  })
+  const exportedBytes = new Counter({ name: 'mirador_listing_export_bytes_total', help: 'Bytes sent by exports, by format (compressed when the client accepted it)', labelNames: ['format'], registers: [registry] })
+  const exportedListings = new Counter({ name: 'mirador_listing_export_listings_total', help: 'Listings sent by exports, by format', labelNames: ['format'], registers: [registry] })
+  const exportSeconds = new Histogram({
+    name: 'mirador_listing_export_duration_seconds',
+    help: 'Time from the start of an export to its end, by format',
+    labelNames: ['format'],
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [registry],
+  })
+  const feed = { changes, exports, exportedBytes, exportedListings, exportSeconds }
   // Series that exist from the start read 0 rather than missing, so rates and alerts work from the first scrape.
   for (const operation of ['append', 'appendMany']) appends.zero({ operation })
   for (const outcome of ['generated', 'cache_hit', 'replayed']) briefings.labels(outcome).inc(0)
   for (const code of ['rate_limit', 'quota_exceeded']) refusals.labels(code).inc(0)
-  return { requests, latency, refusals, briefings, writerFailures, appends }
+  changes.inc(0)
+  return { requests, latency, refusals, briefings, writerFailures, appends, feed }
 }
 
 /**
@@ -149,7 +171,7 @@ export function prometheusMetrics(build: BuildInfo): PrometheusMetrics {
   const registry = new Registry()
   processMetrics(registry, build.runtime)
   new Gauge({ name: 'mirador_build_info', help: 'Always 1: the version of Mirador (package.json) and the runtime (bun, node, deno) this process runs on', labelNames: ['version', 'runtime'], registers: [registry] }).set(build, 1)
-  const { requests, latency, refusals, briefings, writerFailures, appends } = applicationMetrics(registry)
+  const { requests, latency, refusals, briefings, writerFailures, appends, feed } = applicationMetrics(registry)
   const projectionsFrom = projectionGauges(registry)
 
   // The labelled series of each route, method and status, found once (prom-client hashes the labels on every `labels` call).
@@ -171,6 +193,13 @@ export function prometheusMetrics(build: BuildInfo): PrometheusMetrics {
     briefing: (outcome) => briefings.labels(outcome).inc(),
     writerFailed: () => writerFailures.inc(),
     appended: (operation, seconds) => appends.labels(operation).observe(seconds),
+    changesServed: (count) => feed.changes.inc(count),
+    exported({ format, completed, listings, bytes, seconds }) {
+      feed.exports.labels(format, completed ? 'completed' : 'cut').inc()
+      feed.exportedBytes.labels(format).inc(bytes)
+      feed.exportedListings.labels(format).inc(listings)
+      feed.exportSeconds.labels(format).observe(seconds)
+    },
     projectionsFrom,
     async scrape() {
       return { body: await registry.metrics(), contentType: registry.contentType }

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'scope_denied'
   | 'rate_limit'
   | 'invalid_request'
+  | 'invalid_cursor'
   | 'not_found'
   | 'quota_exceeded'
   | 'method_not_allowed'
@@ -52,6 +53,7 @@ export const ERROR_CATALOGUE: Record<ErrorCode, ErrorKind> = {
     headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After'],
   },
   invalid_request: { status: 400, fields: { details: FieldErrors } },
+  invalid_cursor: { status: 400, fields: { details: FieldErrors } },
   not_found: { status: 404 },
   quota_exceeded: {
     status: 429,
@@ -122,6 +124,8 @@ export const fail = {
     ),
   /** Without `details` the body has none (an error no field caused, e.g. of the operator's CLI). */
   invalidRequest: (message: string, details?: FieldError[]) => new AppError('invalid_request', message, details ? { details } : {}),
+  /** A cursor of the change feed this store cannot read: not one, another store's, or ahead of its log. */
+  invalidCursor: (field: string, message: string) => new AppError('invalid_cursor', `${field}: ${message}`, { details: [{ field, message }] }),
   notFound: (message: string) => new AppError('not_found', message),
   quotaExceeded: (message: string, fields: { used: number; quota: number; resetsAt: string }, retryAfterSeconds: number) =>
     new AppError(

@@ -28,6 +28,7 @@ const SAMPLES = [
   fail.forbidden('m'),
   fail.rateLimit('m', { limit: 100, used: 100, retryAfterSeconds: 60 }, { 'X-RateLimit-Limit': '100', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1' }),
   fail.invalidRequest('m', [{ field: 'f', message: 'bad' }]),
+  fail.invalidCursor('after', 'bad'),
   fail.notFound('m'),
   fail.quotaExceeded('m', { used: 50, quota: 50, resetsAt: '2026-06-01T00:00:00.000Z' }, 60),
   fail.methodNotAllowed('m', 'GET'),

@@ -32,7 +32,10 @@ const operations: Operation[] = Object.entries(document.paths as Json).flatMap((
     parameters: ((op.parameters ?? []) as Parameter[]).filter((p) => p.in !== 'header'),
     body: op.requestBody && (resolveRefs(op.requestBody.content['application/json'].schema, document) as Json),
     documents404: '404' in op.responses,
-    ok: resolveRefs(op.responses['200'].content['application/json'].schema, document) as Json,
+    // A streamed export is checked for its cursor (test/listings/export.test.ts reads every format back).
+    ok: op.responses['200'].content['application/json']
+      ? (resolveRefs(op.responses['200'].content['application/json'].schema, document) as Json)
+      : { type: 'object', required: ['cursor', 'count'], properties: { cursor: { type: 'string', pattern: '^c1\\.' }, count: { type: 'integer' } } },
   })),
 )
 
@@ -52,6 +55,8 @@ let admin = ''
 /** The market's first listing event and the end of the instants generated as allowed (before any request's time). */
 let firstEvent = 0
 let generatedUntil = 0
+/** Cursors answers gave: the only texts the document allows for a cursor. */
+let cursors: string[] = []
 beforeAll(async () => {
   await system.run('demo seed', { listings: 112 })
   await system.settle()
@@ -66,10 +71,17 @@ beforeAll(async () => {
   const refused = (await (await system.request('/api/v1/zones?as_of=1970-01-01T00:00:00Z', { key: admin })).json()) as { message: string }
   firstEvent = Date.parse(/the first listing event is at (\S+)\)/.exec(refused.message)![1]!)
   generatedUntil = Date.now()
+  // Cursors answers gave: the export's, the beginning's, and some changes' along the feed.
+  const exported = await system.request('/api/v1/listings/export', { key: admin })
+  await exported.arrayBuffer()
+  const changes = (await (await system.request('/api/v1/listings/changes?limit=50', { key: admin })).json()) as { changes: { cursor: string }[]; next_cursor: string }
+  cursors = [exported.headers.get('mirador-cursor')!, changes.next_cursor, ...changes.changes.slice(0, 10).map((change) => change.cursor)]
 }, 120_000)
 
 /** Whether a parameter is an instant (the documented rule above). */
 const isInstant = (p: Parameter) => /not before the first listing event/.test(p.description ?? '')
+/** An opaque cursor: only what an answer gave is one (collected in beforeAll). */
+const isCursor = (p: Parameter) => /a cursor an answer gave/.test(p.description ?? '')
 /** Instants a client may ask: from the first listing event to now, in UTC or with an offset. */
 const allowedInstant = () =>
   fc
@@ -145,7 +157,20 @@ const orderedPairs = (op: Operation) =>
     return low ? [{ low, high: p.name }] : []
   })
 
+/** Parameters the document allows only beside another ("only with country"). */
+const companions = (op: Operation) =>
+  op.parameters.flatMap((p) => {
+    const needed = /only with (\w+)/.exec(p.description ?? '')?.[1]
+    return needed ? [{ name: p.name, needed }] : []
+  })
+
 type Sent = Record<string, string>
+
+/** Text the document allows for `p`, by its schema; instants and cursors by what they are. */
+const allowedText = (p: Parameter): fc.Arbitrary<string> =>
+  isInstant(p) ? allowedInstant() : isCursor(p) ? fc.constantFrom(...cursors) : allowed(p.schema).map(textOfValue)
+const textAllowed = (p: Parameter, text: string): boolean =>
+  isInstant(p) ? instantAllowed(p.schema, text) : isCursor(p) ? cursors.includes(text) : ajv.validate(p.schema, valueOfText(p.schema, text))
 
 function target(op: Operation, sent: Sent, repeated: string[] = [], plus = false): string {
   let path = op.path
@@ -161,7 +186,7 @@ function target(op: Operation, sent: Sent, repeated: string[] = [], plus = false
 /** Parameters the document allows, as text: every required one, some optional ones, ordered pairs in order. */
 function allowedParameters(op: Operation): fc.Arbitrary<Sent> {
   const entries = op.parameters.map((p) => {
-    const text = isInstant(p) ? allowedInstant() : allowed(p.schema).map(textOfValue)
+    const text = allowedText(p)
     return [p.name, p.required ? text : fc.option(text, { nil: undefined })] as const
   })
   return fc.record(Object.fromEntries(entries)).map((values) => {
@@ -169,6 +194,7 @@ function allowedParameters(op: Operation): fc.Arbitrary<Sent> {
     for (const { low, high } of orderedPairs(op)) {
       if (low in sent && high in sent && Number(sent[low]) > Number(sent[high])) [sent[low], sent[high]] = [sent[high]!, sent[low]!]
     }
+    for (const { name, needed } of companions(op)) if (!(needed in sent)) delete sent[name]
     return sent
   })
 }
@@ -176,8 +202,10 @@ function allowedParameters(op: Operation): fc.Arbitrary<Sent> {
 /** The parameters the document forbids in `sent`: by each schema, then by the ordered pairs. */
 function forbiddenParameters(op: Operation, sent: Sent): { fields: string[]; pair: string[] } {
   const fields = op.parameters
-    .filter((p) => p.name in sent && !(isInstant(p) ? instantAllowed(p.schema, sent[p.name]!) : ajv.validate(p.schema, valueOfText(p.schema, sent[p.name]!))))
+    .filter((p) => p.name in sent && !textAllowed(p, sent[p.name]!))
     .map((p) => p.name)
+  // Without its companion the parameter is refused; beside a refused one, only the companion is named.
+  for (const { name, needed } of companions(op)) if (name in sent && !(needed in sent) && !fields.includes(name)) fields.push(name)
   const pair = orderedPairs(op).find(
     ({ low, high }) => low in sent && high in sent && !fields.includes(low) && !fields.includes(high) && Number(sent[low]) > Number(sent[high]),
   )
@@ -189,7 +217,10 @@ type Answer = { status: number; body: Json; requestId: string | null }
 async function send(op: Operation, path: string, body?: unknown): Promise<Answer> {
   const init = body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
   const response = await system.request(path, { method: op.method, key: admin, ...init })
-  return { status: response.status, body: (await response.json()) as Json, requestId: response.headers.get('x-request-id') }
+  const json = /^application\/json/.test(response.headers.get('content-type') ?? '')
+  // A streamed export (NDJSON, CSV or Parquet) is read whole; what it is as of is its Mirador-Cursor.
+  const answered = (json ? await response.json() : { cursor: response.headers.get('mirador-cursor'), count: (await response.arrayBuffer()).byteLength }) as Json
+  return { status: response.status, body: answered, requestId: response.headers.get('x-request-id') }
 }
 
 function expectServed(op: Operation, answer: Answer, what: string) {
@@ -264,7 +295,7 @@ for (const op of operations) {
         test('refuses a query parameter given twice, even with an allowed value, naming it', async () => {
           const twice = fc
             .constantFrom(...queryParameters)
-            .chain((p) => (isInstant(p) ? allowedInstant() : allowed(p.schema).map(textOfValue)).map((text) => ({ name: p.name, text })))
+            .chain((p) => allowedText(p).map((text) => ({ name: p.name, text })))
           await fc.assert(
             fc.asyncProperty(allowedParameters(op), twice, async (sent, twice) => {
               const request = { ...sent, [twice.name]: sent[twice.name] ?? twice.text }

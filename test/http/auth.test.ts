@@ -53,6 +53,7 @@ for (const target of databaseTargets('HTTP auth')) {
         accessLog: false,
         zones: system.zones,
         inventory: system.inventory,
+        feed: system.feed,
         briefings: system.briefings,
         quota: system.quota,
       }

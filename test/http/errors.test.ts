@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { buildApp } from '../../src/app.ts'
 import { openKeyIndex, openListingInventory, openReadyZones } from '../../src/read-models.ts'
+import { listingFeedOn } from '../../src/listings/feed-deps.ts'
 import { storageOn, type Storage } from '../../src/storage.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { memoryRateLimiter } from '../../src/ratelimit/memory.ts'
@@ -43,6 +44,7 @@ describe('a bug inside a handler', () => {
       accessLog: true,
       zones,
       inventory: await openListingInventory(storage, () => {}),
+      feed: listingFeedOn(storage),
       briefings: {
         brief: async () => {
           throw new Error('not used here')

@@ -153,6 +153,7 @@ for (const adapter of adapters) {
         accessLog: true,
         zones: system.zones,
         inventory: system.inventory,
+        feed: system.feed,
         briefings: system.briefings,
         quota: system.quota,
       })

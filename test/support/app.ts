@@ -18,6 +18,7 @@ import { type Storage, storageOn } from '../../src/storage.ts'
 import { openPglite } from '../../src/db/pglite.ts'
 import type { UsageIndex } from '../../projections/briefings/usage-index.ts'
 import type { QuotaReader } from '../../src/health/routes.ts'
+import { type ListingFeed, listingFeedOn } from '../../src/listings/feed-deps.ts'
 import type { ListingInventory } from '../../projections/listings/inventory.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
@@ -31,6 +32,7 @@ export type TestSystem = {
   quota: QuotaReader
   zones: ReadyZones
   inventory: ListingInventory
+  feed: ListingFeed
   briefings: BriefingService
   app: ReturnType<typeof buildApp>
   logs: string[]
@@ -88,6 +90,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     options.metrics,
   )
   const health = monitorServer(storage)
+  const feed = listingFeedOn(storage, options.metrics)
   const app = buildApp({
     keys,
     limiter: options.limiter ?? memoryRateLimiter(),
@@ -97,6 +100,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     accessLog: true,
     zones,
     inventory,
+    feed,
     briefings,
     quota,
     health,
@@ -118,6 +122,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     quota,
     zones,
     inventory,
+    feed,
     briefings,
     app,
     logs,

@@ -18,6 +18,8 @@ export type OperationRequest = {
   /** `/api/v1/zone/zona-3` */
   path: string
   body?: string
+  /** The 200 is a streamed file (NDJSON by default), not one JSON document. */
+  streamed: boolean
 }
 
 const exampleOf = (schema: unknown): string => {
@@ -42,5 +44,6 @@ export const OPERATIONS: OperationRequest[] = API_OPERATIONS.map(({ method, path
     scope: access,
     path: `${API_PREFIX}${path.replace(/:(\w+)/g, (_, name: string) => exampleOf(params[name]))}${requiredQuery(spec.inputs?.query)}`,
     ...(example === undefined ? {} : { body: JSON.stringify(example) }),
+    streamed: spec.okMedia !== undefined,
   }
 })

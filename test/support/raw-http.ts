@@ -28,7 +28,7 @@ export function rawRequest(port: number, head: string, body = '', timeoutMs = 10
       clearTimeout(timer)
       if (timedOut) return reject(failure)
       try {
-        resolve(parseResponse(Buffer.concat(chunks).toString('utf8')))
+        resolve(parseResponse(Buffer.concat(chunks)))
       } catch (error) {
         reject(failure ?? error)
       }
@@ -36,23 +36,25 @@ export function rawRequest(port: number, head: string, body = '', timeoutMs = 10
   })
 }
 
-function parseResponse(raw: string): RawResponse {
-  const end = raw.indexOf('\r\n\r\n')
+/** The answer in `bytes`: chunk sizes count bytes, so the body is de-chunked before it is decoded as UTF-8. */
+function parseResponse(bytes: Buffer): RawResponse {
+  const raw = bytes.toString('utf8')
+  const end = bytes.indexOf('\r\n\r\n')
   if (end < 0) throw new Error(`no HTTP response: ${JSON.stringify(raw.slice(0, 200))}`)
-  const [statusLine, ...lines] = raw.slice(0, end).split('\r\n')
+  const [statusLine, ...lines] = bytes.subarray(0, end).toString('utf8').split('\r\n')
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine!)?.[1])
   const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
-  let body = raw.slice(end + 4)
+  let body = bytes.subarray(end + 4)
   if (headers.get('transfer-encoding') === 'chunked') {
-    let decoded = ''
+    const decoded: Buffer[] = []
     for (let at = 0; ; ) {
       const lineEnd = body.indexOf('\r\n', at)
-      const size = Number.parseInt(body.slice(at, lineEnd), 16)
+      const size = Number.parseInt(body.subarray(at, lineEnd).toString('latin1'), 16)
       if (!size) break
-      decoded += body.slice(lineEnd + 2, lineEnd + 2 + size)
+      decoded.push(body.subarray(lineEnd + 2, lineEnd + 2 + size))
       at = lineEnd + 2 + size + 2
     }
-    body = decoded
+    body = Buffer.concat(decoded)
   }
-  return { status, headers, body, raw }
+  return { status, headers, body: body.toString('utf8'), raw }
 }

@@ -1,0 +1,72 @@
+import { type ChangeFilter, seenThrough } from '../domain/listings/changes.ts'
+import { refusalOf } from '../http/openapi.ts'
+import { defineOperation } from '../http/operation.ts'
+import { decodeCursor, encodeCursor, storeIdentity } from './cursor.ts'
+import type { ChangeRow } from '../../projections/listings/change-feed.ts'
+import { recordOf } from '../../projections/listings/search.ts'
+import { CHANGES_EXAMPLE } from './feed-examples.ts'
+import { changesInputs, filterOf } from './feed-query.ts'
+import { ChangesResponse, type ListingChange } from './feed-schemas.ts'
+import { type ListingFeed, type ListingFeedDeps, positionOf } from './feed-deps.ts'
+
+/** A change as the reader following `filter` sees it (null: it happened elsewhere). */
+function changeSeen(row: ChangeRow, cursor: string, filter: ChangeFilter): ListingChange | null {
+  const seen = seenThrough(row.kind, row.place, filter)
+  if (!seen) return null
+  const common = { cursor, kind: seen.kind, listing_id: row.row.listing_id as string, at: row.at }
+  switch (seen.kind) {
+    case 'removed':
+      return { ...common, reason: seen.moved ? 'moved_out' : 'delisted' }
+    case 'listed':
+      return { ...common, listing: recordOf(row.row) as ListingChange['listing'] }
+    case 'updated':
+      return { ...common, fields: row.fields, listing: recordOf(row.row) as ListingChange['listing'] }
+    case 'price_changed': {
+      const price = { old_usd: row.oldPriceUsd!, new_usd: Number(row.row.price_usd) }
+      return { ...common, fields: row.fields, price, listing: recordOf(row.row) as ListingChange['listing'] }
+    }
+    default: {
+      const never: never = seen.kind
+      throw new Error(`unknown change ${String(never)}`)
+    }
+  }
+}
+
+async function changesAfter(feed: ListingFeed, after: string | undefined, limit: number, filter: ChangeFilter) {
+  const view = await feed.changes.view()
+  const from = await positionOf(feed, after, view.position)
+  // One more than asked: whether more are there already.
+  const rows = from >= view.position ? [] : await feed.changes.page(view, from, limit + 1, filter)
+  const more = rows.length > limit
+  const page = rows.slice(0, limit)
+  const identity = await storeIdentity(feed.store)
+  const changes = page.flatMap((row) => changeSeen(row, encodeCursor(identity, row.position), filter) ?? [])
+  const next = more ? page.at(-1)!.position : Math.max(from, view.position)
+  return { changes, next_cursor: encodeCursor(identity, next), more }
+}
+
+/** GET /listings/changes: what happened to the public inventory after a cursor, in log order (docs/api.md, "Staying in sync"). */
+export const listChanges = defineOperation({
+  method: 'GET',
+  path: '/listings/changes',
+  access: 'read',
+  operationId: 'listListingChanges',
+  tag: 'Sync',
+  summary: 'What changed in the verified broker inventory after a cursor: listed, updated, price changed, removed',
+  description:
+    'The changes to the public listings (active, verified, broker) after `after`, in the order they were recorded, each with its ' +
+    'cursor and the listing as it is after it. Applied in order to an export taken at that cursor (GET /listings/export), they give ' +
+    'exactly the current inventory: no gap, no duplicate. Follow `next_cursor` while `more` is true; when it is false you are ' +
+    'caught up. Cursors are the event log\'s positions: stable across restarts and rebuilds, refused (400 invalid_cursor) when ' +
+    'they are not a cursor of this store. With `country` (and `zone`), a listing that moves out is `removed` (reason `moved_out`) ' +
+    'and one that moves in is `listed`.',
+  inputs: changesInputs,
+  ok: ChangesResponse,
+  okExample: CHANGES_EXAMPLE,
+  errors: [refusalOf(() => changesInputs.read('?limit=0&zone=zona-3')), refusalOf(() => decodeCursor(encodeCursor('5fff63f8de7406b0', 4531), '0f5c3d9e4b2a1f78'))],
+  handler: (deps: ListingFeedDeps) => async ({ query }) => {
+    const answer = await changesAfter(deps.feed, query.after, query.limit, filterOf(query))
+    deps.feed.metrics.changesServed(answer.changes.length)
+    return { ok: true as const, ...answer }
+  },
+})
