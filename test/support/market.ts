@@ -11,6 +11,7 @@ import { errorPlugin } from '../../src/http/errors.ts'
 import type { Logger } from '../../src/runtime/log.ts'
 import type { FeedLine, FeedRecord } from '../../src/domain/listings/feed.ts'
 import { ingestRecords } from '../../src/listings/ingest.ts'
+import { type ListingFeed, listingFeedOn } from '../../src/listings/feed-deps.ts'
 import { ListingInventory } from '../../projections/listings/inventory.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import type { Clock } from '../../src/shared/random.ts'
@@ -122,22 +123,27 @@ const dayAfterAnchor: Clock = () => new Date(ANCHOR.getTime() + 86_400_000)
  * and error mapping, called with an admin key) on the day after the market's history.
  * Authentication itself is tested in test/http and test/security. `get` checks that every answer is JSON.
  */
-export function mountedOn(
-  market: Market,
-  routes: (deps: { gate: Gate; db: Db; zones: ReadyZones; inventory: ListingInventory; clock: Clock }) => AnyElysia,
-): Get {
-  const { gate, authorization } = adminGate()
-  const app = new Elysia()
-    .use(errorPlugin(silent))
-    .group('/api/v1', (api) => api.use(routes({ gate, db: market.db, zones: market.zones, inventory: market.inventory, clock: dayAfterAnchor })))
+export function mountedOn(market: Market, routes: Routes): Get {
+  const fetch = mountedFetch(market, routes)
   return async (path) => {
-    const response = await app.handle(new Request(`http://localhost/api/v1${path}`, { headers: { authorization } }))
+    const response = await fetch(path)
     expect(response.headers.get('content-type')).toMatch(/application\/json/)
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }
   }
 }
 
-type Routes = Parameters<typeof mountedOn>[1]
+type Routes = (deps: { gate: Gate; db: Db; zones: ReadyZones; inventory: ListingInventory; feed: ListingFeed; clock: Clock }) => AnyElysia
+
+/** The same mounting as `mountedOn`, answering the whole Response (for answers that are not one JSON document). */
+export function mountedFetch(market: Market, routes: Routes): (path: string, headers?: Record<string, string>) => Promise<Response> {
+  const { gate, authorization } = adminGate()
+  const app = new Elysia()
+    .use(errorPlugin(silent))
+    .group('/api/v1', (api) =>
+      api.use(routes({ gate, db: market.db, zones: market.zones, inventory: market.inventory, feed: listingFeedOn(market), clock: dayAfterAnchor })),
+    )
+  return (path, headers = {}) => app.handle(new Request(`http://localhost/api/v1${path}`, { headers: { authorization, ...headers } }))
+}
 
 /**
  * For the enclosing describe block: a generated market of 150 listings on `target`, with `routes`
