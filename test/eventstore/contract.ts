@@ -240,6 +240,20 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         expect(pages.flat()).toEqual(await store().readAll(start))
       })
 
+      it('gives the same first event and the same positions to every process and after a restart (what change-feed cursors rely on)', async () => {
+        const stream = `${freshCategory('cursor')}-c`
+        await store().append(stream, [newEvent('Marked'), newEvent('Marked')], 'no_stream')
+        const [first] = await store().readAll(0, { limit: 1 })
+        const positions = (await store().readStream(stream)).map((event) => event.position)
+        const peer = await sut.openPeer()
+        expect((await peer.readAll(0, { limit: 1 }))[0]?.id).toBe(first!.id)
+        expect((await peer.readStream(stream)).map((event) => event.position)).toEqual(positions)
+        await sut.restart()
+        expect((await store().readAll(0, { limit: 1 }))[0]?.id).toBe(first!.id)
+        expect((await store().readStream(stream)).map((event) => event.position)).toEqual(positions)
+        expect(await store().headPosition()).toBeGreaterThanOrEqual(positions[1]!)
+      })
+
       it("accepts 'any' and 'stream_exists' whenever they hold, and reads a missing stream as empty", async () => {
         const stream = `${freshCategory('loose')}-l`
         expect(await store().readStream(stream)).toEqual([])
