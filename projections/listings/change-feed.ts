@@ -92,7 +92,7 @@ export class ChangeFeed {
    * change at or before it, unless that was a removal. Each chunk is its own short query (no
    * transaction held while a client reads), and the rows it reads never change.
    */
-  async *snapshot(view: FeedView, filter: ChangeFilter, chunk = 2000): AsyncGenerator<ChangeRow[]> {
+  async *snapshot(view: FeedView, filter: ChangeFilter, chunk: number): AsyncGenerator<ChangeRow[]> {
     const place = filter.country === null ? '' : filter.zone === null ? 'and country = $4' : 'and country = $4 and zone_no = $5'
     const params = filter.country === null ? [] : filter.zone === null ? [filter.country] : [filter.country, filter.zone]
     for (let afterId = ''; ; ) {

@@ -37,8 +37,7 @@ function exportBody(feed: ListingFeed, format: ExportFormat, cursor: string, fir
         pending = null
         if (rows === null) {
           controller.enqueue(await writer.end(cursor, listings))
-          controller.close()
-          return report(true)
+          return controller.close()
         }
         listings += rows.length
         controller.enqueue(await writer.chunk(rows.map((row: ChangeRow) => recordOf(row.row))))
@@ -53,11 +52,13 @@ function exportBody(feed: ListingFeed, format: ExportFormat, cursor: string, fir
       await rest.return(undefined)
     },
   })
+  // Last on the way out (after compression): what was sent, and the end of it, are known here.
   const counted = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       bytes += chunk.byteLength
       controller.enqueue(chunk)
     },
+    flush: () => report(true),
   })
   return { body, counted }
 }
@@ -96,7 +97,7 @@ export const exportListings = defineOperation({
     const filter = filterOf(query)
     const view = await deps.feed.changes.view()
     const cursor = encodeCursor(await storeIdentity(deps.feed.store), view.position)
-    const chunks = deps.feed.changes.snapshot(view, filter)
+    const chunks = deps.feed.changes.snapshot(view, filter, deps.feed.exportChunk)
     // The first chunk before the headers: a database that cannot answer is a JSON error, not a cut body.
     const first = (await chunks.next()).value ?? []
     const { body, counted } = exportBody(deps.feed, query.format, cursor, first, chunks)

@@ -5,7 +5,16 @@ import { ChangeFeed } from '../../projections/listings/change-feed.ts'
 import { cursorAhead, decodeCursor, encodeCursor, storeIdentity } from './cursor.ts'
 
 /** What the change feed and the export read: the changes table, the event store (its identity and head) and where they report. */
-export type ListingFeed = { changes: ChangeFeed; store: Pick<EventStore, 'readAll' | 'headPosition'>; metrics: Metrics }
+export type ListingFeed = {
+  changes: ChangeFeed
+  store: Pick<EventStore, 'readAll' | 'headPosition'>
+  metrics: Metrics
+  /** Listings an export reads at a time (one Parquet row group each). */
+  exportChunk: number
+}
+
+/** 2,000 listings: about 1 MB of NDJSON a chunk, a few database round trips a second at most. */
+export const EXPORT_CHUNK = 2000
 export type ListingFeedDeps = { feed: ListingFeed }
 
 /** The cursor text of `position` in this store. */
@@ -21,8 +30,9 @@ export async function positionOf(feed: ListingFeed, cursor: string | undefined, 
 }
 
 /** The feed of the read models on `db`, with the identity and head of `store`. */
-export const listingFeedOn = (storage: { db: Db; store: EventStore }, metrics: Metrics = noMetrics): ListingFeed => ({
+export const listingFeedOn = (storage: { db: Db; store: EventStore }, metrics: Metrics = noMetrics, exportChunk = EXPORT_CHUNK): ListingFeed => ({
   changes: new ChangeFeed(storage.db),
   store: storage.store,
   metrics,
+  exportChunk,
 })

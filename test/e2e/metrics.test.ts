@@ -142,6 +142,34 @@ describe('metrics on their own port, after a scripted session', () => {
     for (const secretText of [key, adminKey, keyId, OWNER, ADMIN, secret, slug]) expect(text).not.toContain(secretText)
   })
 
+  test('changes served and exports by format: counts, listings and bytes', async () => {
+    const before = series(await scrape())
+    // Identity: the bytes counted are the bytes sent, and fetch would otherwise ask for gzip.
+    const get = (path: string) => fetch(`${server.url}/api/v1${path}`, { headers: { authorization: `Bearer ${adminKey}`, 'accept-encoding': 'identity' } })
+    const changes = (await (await get('/listings/changes?limit=7')).json()) as Json
+    expect(changes.changes).toHaveLength(7)
+    const ndjson = await (await get('/listings/export?country=GT')).arrayBuffer()
+    const parquet = await (await get('/listings/export?format=parquet')).arrayBuffer()
+    const listings = (((await (await get('/listings?country=GT&limit=1')).json()) as Json).total as number) + 0
+    const allText = await (await get('/listings/export')).text()
+    const all = allText.trimEnd().split('\n').length - 1
+
+    const after = series(await scrape())
+    const moved = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0)
+    expect(moved('mirador_listing_changes_served_total')).toBe(7)
+    // An export cut short is counted as `cut`: test/listings/export-metrics.test.ts (this market fits in one chunk).
+    expect(['ndjson', 'parquet', 'csv'].map((format) => [moved(`mirador_listing_exports_total{format="${format}",outcome="completed"}`), moved(`mirador_listing_exports_total{format="${format}",outcome="cut"}`)])).toEqual([
+      [2, 0],
+      [1, 0],
+      [0, 0],
+    ])
+    expect(moved('mirador_listing_export_listings_total{format="ndjson"}')).toBe(listings + all)
+    expect(moved('mirador_listing_export_listings_total{format="parquet"}')).toBe(all)
+    expect(moved('mirador_listing_export_bytes_total{format="parquet"}')).toBe(parquet.byteLength)
+    expect(moved('mirador_listing_export_bytes_total{format="ndjson"}')).toBe(ndjson.byteLength + Buffer.byteLength(allText))
+    expect(moved('mirador_listing_export_duration_seconds_count{format="ndjson"}')).toBe(2)
+  })
+
   test('the metrics port serves GET /metrics only, with no key and no limit', async () => {
     const base = metricsUrl.replace(/\/metrics$/, '')
     expect((await fetch(`${base}/api/v1/health`)).status).toBe(404)

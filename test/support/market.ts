@@ -135,12 +135,12 @@ export function mountedOn(market: Market, routes: Routes): Get {
 type Routes = (deps: { gate: Gate; db: Db; zones: ReadyZones; inventory: ListingInventory; feed: ListingFeed; clock: Clock }) => AnyElysia
 
 /** The same mounting as `mountedOn`, answering the whole Response (for answers that are not one JSON document). */
-export function mountedFetch(market: Market, routes: Routes): (path: string, headers?: Record<string, string>) => Promise<Response> {
+export function mountedFetch(market: Market, routes: Routes, feed = listingFeedOn(market)): (path: string, headers?: Record<string, string>) => Promise<Response> {
   const { gate, authorization } = adminGate()
   const app = new Elysia()
     .use(errorPlugin(silent))
     .group('/api/v1', (api) =>
-      api.use(routes({ gate, db: market.db, zones: market.zones, inventory: market.inventory, feed: listingFeedOn(market), clock: dayAfterAnchor })),
+      api.use(routes({ gate, db: market.db, zones: market.zones, inventory: market.inventory, feed, clock: dayAfterAnchor })),
     )
   return (path, headers = {}) => app.handle(new Request(`http://localhost/api/v1${path}`, { headers: { authorization, ...headers } }))
 }
