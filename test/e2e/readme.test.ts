@@ -1,7 +1,8 @@
-import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { execFile, spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
+import { eventually } from '../support/eventually.ts'
 import { type RunningServer, runCli, runProgram, startServer, tempDataDir } from '../support/server.ts'
 
 /**
@@ -151,6 +152,30 @@ describe('the README, run as written against the real server on the demo market'
     if (idempotent) {
       const again = await curl(fill(idempotent.includes(' -i ') ? idempotent : idempotent.replace(/^curl /, 'curl -i ')))
       expect(again.headers).toMatch(/idempotent-replayed: true/i)
+    }
+  })
+
+  test('the sync loop, run as written: exports once, then writes each change after the cursor (a listing ingested meanwhile)', async (ctx) => {
+    const block = /^```sh sync\n([\s\S]*?)^```/m.exec(README)?.[1]
+    expect(block, 'the README shows a sync loop').toBeDefined()
+    if (!(await runProgram('bash', ['-c', 'command -v jq'], server.env)).stdout.trim()) {
+      console.warn('[skipped] the README sync loop: jq is not installed')
+      return ctx.skip()
+    }
+    const dir = tempDataDir('mirador-readme-sync-')
+    const loop = spawn('bash', ['-c', fill(block!)], { cwd: dir, stdio: 'ignore', detached: true })
+    try {
+      await eventually('the export is written', async () => existsSync(join(dir, 'page.json')))
+      expect(readFileSync(join(dir, 'cr.ndjson'), 'utf8').trimEnd().split('\n').at(-1)).toMatch(/^\{"cursor":"c1\.[A-Za-z0-9_-]+","count":\d+\}$/)
+      const feed = join(scratch, 'sync-line.ndjson')
+      const line = { source: 'broker', source_id: 'readme-sync-1', country: 'CR', zone: 'Zona 2', operation: 'Venta', property_type: 'Casa', price: 250_000, currency: 'USD', area_m2: 120, bedrooms: 3, bathrooms: 2, title: 'Casa README', broker: { id: 'readme', name: 'README' }, url: null, listed_at: '2026-11-01T00:00:00Z', verified_at: '2026-11-01T00:00:00Z', status: 'active' }
+      writeFileSync(feed, `${JSON.stringify(line)}\n`)
+      expect((await server.cli('ingest', feed)).code).toBe(0)
+      const written = () => (existsSync(join(dir, 'cr-changes.ndjson')) ? readFileSync(join(dir, 'cr-changes.ndjson'), 'utf8') : '')
+      await eventually('the new listing is among the changes written', async () => written().includes('"title":"Casa README"'), 15_000)
+      expect(JSON.parse(written().trimEnd().split('\n').at(-1)!)).toMatchObject({ kind: 'listed', listing: { title: 'Casa README', country: 'CR' } })
+    } finally {
+      process.kill(-loop.pid!, 'SIGKILL')
     }
   })
 
