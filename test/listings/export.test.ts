@@ -147,6 +147,8 @@ function encodingSpecs({ get }: ExportMarket) {
     ['identity', 'identity'],
     ['br', 'identity'],
     ['gzip;q=0', 'identity'],
+    ['br, gzip;q=0', 'identity'],
+    ['br, *;q=0', 'identity'],
     ['identity, gzip;q=0.5', 'identity'],
   ])('Accept-Encoding: %s → %s', async (header, coding) => {
     const { response, bytes } = await get('?country=BZ', { 'accept-encoding': header })
