@@ -63,6 +63,14 @@ function exportBody(feed: ListingFeed, format: ExportFormat, cursor: string, fir
   return { body, counted }
 }
 
+/**
+ * Whether the export goes in gzip, the one coding it is streamed in: what negotiatedCoding answers
+ * for the header with br not on offer (its members dropped, and named with q=0 so that `*` does not
+ * stand for it). `br, gzip;q=0` and `br, *;q=0` refuse gzip; `*` and `gzip, br` accept it.
+ */
+const gzipAccepted = (header: string | null): boolean =>
+  header !== null && negotiatedCoding(`${header.split(',').filter((member) => member.split(';')[0]!.trim().toLowerCase() !== 'br').join(',')}, br;q=0`) === 'gzip'
+
 /** The name a downloaded export is saved under: what, where and at which cursor. */
 const fileName = (filter: ChangeFilter, view: FeedView, format: ExportFormat) =>
   `mirador-listings-${filter.country ?? 'all'}${filter.zone === null ? '' : `-zona-${filter.zone}`}-${view.position}.${EXTENSIONS[format]}`
@@ -101,7 +109,7 @@ export const exportListings = defineOperation({
     // The first chunk before the headers: a database that cannot answer is a JSON error, not a cut body.
     const first = (await chunks.next()).value ?? []
     const { body, counted } = exportBody(deps.feed, query.format, cursor, first, chunks)
-    const gzip = negotiatedCoding(request.headers.get('accept-encoding')) !== null && /gzip|\*/i.test(request.headers.get('accept-encoding') ?? '')
+    const gzip = gzipAccepted(request.headers.get('accept-encoding'))
     const headers: Record<string, string> = {
       ...(set.headers as Record<string, string>),
       'content-type': exportWriter(query.format, cursor).contentType,
