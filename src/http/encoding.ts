@@ -60,7 +60,8 @@ function weights(header: string): Map<string, number> {
 }
 
 /**
- * The coding to answer in for an `Accept-Encoding` header, or null for the body as it is: the
+ * The coding to answer in for an `Accept-Encoding` header, among `offered` (every coding the API has,
+ * unless a streamed answer offers fewer), or null for the body as it is: the
  * acceptable coding (q > 0) of highest weight, `br` before `gzip` at equal weight; `*` weighs every
  * coding the header does not name. Identity wins when the header weighs it more than both
  * (`identity, gzip;q=0.5`); unnamed, it is what is left when no coding is acceptable. No header:
@@ -68,14 +69,14 @@ function weights(header: string): Map<string, number> {
  * names nothing the server has, the body goes as it is all the same (RFC 9110 allows it; a 406
  * would help nobody).
  */
-export function negotiatedCoding(header: string | null): Coding | null {
+export function negotiatedCoding(header: string | null, offered: readonly Coding[] = CODINGS): Coding | null {
   if (!header) return null
   const named = weights(header)
   const any = named.get('*')
   const weightOf = (coding: string) => named.get(coding) ?? any ?? 0
   let best: Coding | null = null
   let bestWeight = 0
-  for (const coding of CODINGS) {
+  for (const coding of offered) {
     const weight = weightOf(coding)
     if (weight > bestWeight) [best, bestWeight] = [coding, weight]
   }

@@ -63,13 +63,8 @@ function exportBody(feed: ListingFeed, format: ExportFormat, cursor: string, fir
   return { body, counted }
 }
 
-/**
- * Whether the export goes in gzip, the one coding it is streamed in: what negotiatedCoding answers
- * for the header with br not on offer (its members dropped, and named with q=0 so that `*` does not
- * stand for it). `br, gzip;q=0` and `br, *;q=0` refuse gzip; `*` and `gzip, br` accept it.
- */
-const gzipAccepted = (header: string | null): boolean =>
-  header !== null && negotiatedCoding(`${header.split(',').filter((member) => member.split(';')[0]!.trim().toLowerCase() !== 'br').join(',')}, br;q=0`) === 'gzip'
+/** Whether the export goes in gzip, the one coding it is streamed in (`br, gzip;q=0` and `br, *;q=0` refuse it; `*` accepts it). */
+const gzipAccepted = (header: string | null): boolean => negotiatedCoding(header, ['gzip']) === 'gzip'
 
 /** The name a downloaded export is saved under: what, where and at which cursor. */
 const fileName = (filter: ChangeFilter, view: FeedView, format: ExportFormat) =>
