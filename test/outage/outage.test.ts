@@ -31,7 +31,7 @@ const OUTAGE_MS = 5000
 const why = unavailable()
 if (why) console.warn(`[skipped] outage suite: ${why}`)
 
-type Answer = { kind: 'zones' | 'health' | 'briefing' | 'readyz'; start: number; end: number; status: number | null; error?: string; retryAfter: string | null; body: Json | null; key?: string; request?: Json }
+type Answer = { kind: 'zones' | 'health' | 'briefing' | 'changes' | 'readyz'; start: number; end: number; status: number | null; error?: string; retryAfter: string | null; body: Json | null; key?: string; request?: Json }
 
 /** Concurrent clients sending a mix of requests until stopped, and a /readyz poller every 50 ms. */
 function startLoad(server: RunningServer, apiKey: string, round: string, clients = 6) {
@@ -43,7 +43,8 @@ function startLoad(server: RunningServer, apiKey: string, round: string, clients
     const n = sent++
     const start = Date.now()
     const init: RequestInit & { headers: Record<string, string> } = { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(15_000) }
-    let path = kind === 'zones' ? '/api/v1/zones' : kind === 'health' ? '/api/v1/health' : '/readyz'
+    const paths = { zones: '/api/v1/zones', health: '/api/v1/health', changes: '/api/v1/listings/changes?limit=50', readyz: '/readyz' }
+    let path = kind === 'briefing' ? '' : paths[kind]
     let key: string | undefined
     let request: Json | undefined
     if (kind === 'briefing') {
@@ -67,7 +68,7 @@ function startLoad(server: RunningServer, apiKey: string, round: string, clients
       return { kind, start, end: Date.now(), status: null, error: String(error), retryAfter: null, body: null, key, request }
     }
   }
-  const kinds: Answer['kind'][] = ['briefing', 'zones', 'briefing', 'health']
+  const kinds: Answer['kind'][] = ['briefing', 'zones', 'briefing', 'health', 'changes']
   // Each client waits a little after a 503, as Retry-After asks (far less than it asks, to keep the pressure on).
   const workers = Array.from({ length: clients }, async (_, c) => {
     for (let i = c; running; i++) {
@@ -235,6 +236,10 @@ describe.skipIf(why !== null)('outages of PostgreSQL and Redis under load (priva
     // Served from memory throughout.
     expect(run.answers.filter((a) => a.kind === 'zones').every(ok)).toBe(true)
     expect(run.answers.filter((a) => a.kind === 'briefing' && a.start > run.begun + FOLLOW_MS && a.end < run.ending).map((a) => a.status)).not.toContain(200)
+    // The change feed reads the database: a prompt 503 while it is down, its pages before and after.
+    const changes = run.answers.filter((a) => a.kind === 'changes')
+    expect(changes.filter((a) => a.start > run.begun + FOLLOW_MS && a.end < run.ending).map((a) => a.status)).not.toContain(200)
+    expect(changes.filter((a) => a.end < run.beginning && !ok(a)).map((a) => [a.status, a.body])).toEqual([])
     expectBackWithinASecond(run, ['read-model database', 'event store'])
   }, 60_000)
 

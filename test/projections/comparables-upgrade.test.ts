@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { generationTables } from '../../projections/engine/generations.ts'
 import { liveTables } from '../../projections/engine/live-tables.ts'
 import { listingsProjection } from '../../projections/listings/projection.ts'
+import { ChangeFeed } from '../../projections/listings/change-feed.ts'
 import { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { generateDemoFeed } from '../../src/domain/demo/market.ts'
 import type { FeedRecord } from '../../src/domain/listings/feed.ts'
@@ -59,6 +60,9 @@ for (const target of databaseTargets('comparables upgrade')) {
       const refused = { code: 'service_unavailable', message: expect.stringMatching(/^comparables as of a past instant need listings v4, being built \(v3\.1 is live\)$/) }
       // From SQL before the history is loaded, from memory after: the same refusal.
       await expect(zones.comparablesAt('GT', 1, 'Venta', 'Apartamento', NOW)).rejects.toMatchObject(refused)
+      // The change feed and the export too: version 5 has the changes table.
+      const feedRefused = { code: 'service_unavailable', message: 'the change feed needs listings v5, being built (v3.1 is live)' }
+      await expect(new ChangeFeed(env.db).view()).rejects.toMatchObject(feedRefused)
       await zones.firstEvent()
       await zones.settled()
       await expect(zones.comparablesAt('GT', 1, 'Venta', 'Apartamento', NOW)).rejects.toMatchObject(refused)
@@ -77,6 +81,7 @@ for (const target of databaseTargets('comparables upgrade')) {
         expect(await env.runner.promote('listings')).toMatchObject({ from: 'v3.1', to: 'v5.1' })
         await zones.settled()
         expect(await figuresAsOf()).toEqual(before)
+        expect(await new ChangeFeed(env.db).view()).toMatchObject({ generation: 'v5.1' })
         let shown = 0
         for (const segment of segmentsOf(records)) {
           for (const at of instants) {
