@@ -11,6 +11,30 @@ export type PrometheusMetrics = Metrics & {
   scrape(): Promise<{ body: string; contentType: string }>
 }
 
+/** The change feed's and the export's series (docs/api.md, "Staying in sync"). */
+function feedMetrics(registry: Registry) {
+  const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers: [registry] })
+  const changes = counter('mirador_listing_changes_served_total', 'Changes answered by GET /listings/changes (each change of each answer)')
+  changes.inc(0)
+  return {
+    changes,
+    exports: counter(
+      'mirador_listing_exports_total',
+      'Exports of GET /listings/export ended, by format and outcome (completed: read to the end; cut: the client left or a failure ended it)',
+      ['format', 'outcome'],
+    ),
+    exportedBytes: counter('mirador_listing_export_bytes_total', 'Bytes sent by exports, by format (compressed when the client accepted it)', ['format']),
+    exportedListings: counter('mirador_listing_export_listings_total', 'Listings sent by exports, by format', ['format']),
+    exportSeconds: new Histogram({
+      name: 'mirador_listing_export_duration_seconds',
+      help: 'Time from the start of an export to its end, by format',
+      labelNames: ['format'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers: [registry],
+    }),
+  }
+}
+
 /** The series this process records, registered in `registry`; those that exist from the start read 0. */
 function applicationMetrics(registry: Registry) {
   const requests = new Counter({
@@ -50,32 +74,11 @@ function applicationMetrics(registry: Registry) {
     buckets: APPEND_BUCKETS,
     registers: [registry],
   })
-  const changes = new Counter({
-    name: 'mirador_listing_changes_served_total',
-    help: 'Changes answered by GET /listings/changes (each change of each answer)',
-    registers: [registry],
-  })
-  const exports = new Counter({
-    name: 'mirador_listing_exports_total',
-    help: 'Exports of GET /listings/export ended, by format and outcome (completed: read to the end; cut: the client left or a failure ended it)',
-    labelNames: ['format', 'outcome'],
-    registers: [registry],
-  })
-  const exportedBytes = new Counter({ name: 'mirador_listing_export_bytes_total', help: 'Bytes sent by exports, by format (compressed when the client accepted it)', labelNames: ['format'], registers: [registry] })
-  const exportedListings = new Counter({ name: 'mirador_listing_export_listings_total', help: 'Listings sent by exports, by format', labelNames: ['format'], registers: [registry] })
-  const exportSeconds = new Histogram({
-    name: 'mirador_listing_export_duration_seconds',
-    help: 'Time from the start of an export to its end, by format',
-    labelNames: ['format'],
-    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-    registers: [registry],
-  })
-  const feed = { changes, exports, exportedBytes, exportedListings, exportSeconds }
+  const feed = feedMetrics(registry)
   // Series that exist from the start read 0 rather than missing, so rates and alerts work from the first scrape.
   for (const operation of ['append', 'appendMany']) appends.zero({ operation })
   for (const outcome of ['generated', 'cache_hit', 'replayed']) briefings.labels(outcome).inc(0)
   for (const code of ['rate_limit', 'quota_exceeded']) refusals.labels(code).inc(0)
-  changes.inc(0)
   return { requests, latency, refusals, briefings, writerFailures, appends, feed }
 }
 
