@@ -1,12 +1,26 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
-import { describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test } from 'vitest'
 import { AppError } from '../../src/shared/errors.ts'
-import { isPublicAddress } from '../../src/webhooks/addresses.ts'
-import { assertTarget, checkTarget } from '../../src/webhooks/target.ts'
+import {
+  assertTarget,
+  checkTarget,
+  deliver,
+  type Fetch,
+  isPublicAddress,
+  type Lookup,
+  MAX_ANSWER_BYTES,
+} from '../../src/webhooks/outbound.ts'
+import { eventually } from '../support/eventually.ts'
 
 /**
- * The outbound guard of webhooks (decision 0112): what a subscriber's URL may be, checked as written
- * at subscription, and which addresses are public, against a table written from the registries.
+ * The outbound guard and delivery client of webhooks (decision 0112, src/webhooks/outbound.ts): what
+ * a subscriber's URL may be, checked as written at subscription and on the resolved addresses at each
+ * delivery, and what each way a receiver can answer (or not) becomes. The receivers are node:http
+ * servers on 127.0.0.1, reached in local mode (allowHttp and allowPrivate), or, for the refusals on
+ * resolved names, through a lookup that answers what the test says and a fetch that routes the name
+ * to the local receiver, so that a missed refusal would show as a connection.
  */
 
 const PRODUCTION = { allowHttp: false } as const
@@ -102,6 +116,246 @@ describe('checkTarget: the URL as written, at subscription', () => {
   ])('%s is accepted (%o)', (url, options) => {
     expect(checkTarget(url, options)).toEqual([])
     expect(() => assertTarget(url, options)).not.toThrow()
+  })
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Local receivers
+
+type Received = { method: string; headers: IncomingHttpHeaders; body: string }
+type Receiver = { url: string; port: number; connections: number; requests: Received[] }
+
+const servers: Server[] = []
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  }
+})
+
+/** A receiver on 127.0.0.1 that counts connections, records each request and answers with `answer`. */
+async function receiver(answer: (response: ServerResponse, request: IncomingMessage) => void): Promise<Receiver> {
+  const received: Omit<Receiver, 'url' | 'port'> = { connections: 0, requests: [] }
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of request) chunks.push(chunk as Buffer)
+    received.requests.push({ method: request.method ?? '', headers: request.headers, body: Buffer.concat(chunks).toString() })
+    answer(response, request)
+  })
+  server.on('connection', () => received.connections++)
+  servers.push(server)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return Object.assign(received, { port, url: `http://127.0.0.1:${port}` })
+}
+
+const answering = (status: number, body = '', headers: Record<string, string> = {}) => (response: ServerResponse) => {
+  response.writeHead(status, headers)
+  response.end(body)
+}
+
+/** A lookup that answers `addresses` for every name, and the names it was asked. */
+function resolvingTo(...addresses: string[]): Lookup & { asked: string[] } {
+  const asked: string[] = []
+  const lookup = async (hostname: string) => {
+    asked.push(hostname)
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
+  }
+  return Object.assign(lookup, { asked })
+}
+
+/** A fetch that connects to the receiver whatever the URL's host, as if the name resolved to it; and the URLs it was given. */
+function routedTo(port: number): Fetch & { calls: string[] } {
+  const calls: string[] = []
+  const routed: Fetch = (url, init) => {
+    calls.push(url.href)
+    const local = new URL(url)
+    local.protocol = 'http:'
+    local.hostname = '127.0.0.1'
+    local.port = String(port)
+    return fetch(local, init)
+  }
+  return Object.assign(routed, { calls })
+}
+
+const EVENT = { body: '{"type":"listing.updated"}', headers: { 'webhook-id': 'msg_1' } }
+
+describe('deliver: the resolved addresses, at each delivery', () => {
+  test.each([
+    [['10.0.0.1'], 'hooks.example.com resolves to 10.0.0.1, a private address'],
+    [['127.0.0.1'], 'hooks.example.com resolves to 127.0.0.1, a loopback address'],
+    [['169.254.169.254'], 'hooks.example.com resolves to 169.254.169.254, a cloud metadata address'],
+    [['93.184.215.14', '10.0.0.1'], 'hooks.example.com resolves to 10.0.0.1, a private address'],
+    [['2606:4700::6810:84e5', 'fd00::1'], 'hooks.example.com resolves to fd00::1, a unique-local address'],
+    [['::ffff:10.0.0.1'], 'hooks.example.com resolves to ::ffff:10.0.0.1, a private address (IPv4 10.0.0.1 in IPv6 form)'],
+    // glibc writes an IPv4-compatible answer (::808:808) with a dotted tail; it is not the IPv4-mapped ::ffff:8.8.8.8.
+    [['::8.8.8.8'], 'hooks.example.com resolves to ::8.8.8.8, a reserved IPv6 address (outside the global unicast space 2000::/3)'],
+  ])('a name resolving to %o is refused without a connection', async (addresses, reason) => {
+    const hooks = await receiver(answering(200))
+    const lookup = resolvingTo(...addresses)
+    const routed = routedTo(hooks.port)
+    const outcome = await deliver('https://hooks.example.com/mirador', EVENT, { ...PRODUCTION, lookup, fetch: routed })
+    expect(outcome).toEqual({ kind: 'refused', reason })
+    expect(lookup.asked).toEqual(['hooks.example.com'])
+    expect(routed.calls).toEqual([])
+    expect(hooks.connections).toBe(0)
+  })
+
+  test('the same name resolving to public addresses only is delivered (the routing above would have connected)', async () => {
+    const hooks = await receiver(answering(204))
+    const routed = routedTo(hooks.port)
+    const outcome = await deliver('https://hooks.example.com/mirador', EVENT, { ...PRODUCTION, lookup: resolvingTo('93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'), fetch: routed })
+    expect(outcome).toMatchObject({ kind: 'delivered', status: 204 })
+    expect(routed.calls).toEqual(['https://hooks.example.com/mirador'])
+    expect(hooks.connections).toBe(1)
+  })
+
+  test('a URL refused as written is refused at delivery too, before any lookup', async () => {
+    const lookup = resolvingTo('93.184.215.14')
+    expect(await deliver('https://10.0.0.1/hook', EVENT, { ...PRODUCTION, lookup })).toEqual({ kind: 'refused', reason: 'Expected a public address: 10.0.0.1 is a private address' })
+    expect(await deliver('http://hooks.example.com/hook', EVENT, { ...PRODUCTION, lookup })).toEqual({
+      kind: 'refused',
+      reason: 'Expected an https URL: plain http is allowed only for a local receiver',
+    })
+    expect(lookup.asked).toEqual([])
+  })
+
+  test('a name that does not resolve is unreachable', async () => {
+    const lookup: Lookup = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND hooks.example.com'), { code: 'ENOTFOUND' })
+    }
+    expect(await deliver('https://hooks.example.com/', EVENT, { ...PRODUCTION, lookup })).toEqual({
+      kind: 'unreachable',
+      reason: 'hooks.example.com did not resolve: getaddrinfo ENOTFOUND hooks.example.com',
+    })
+    expect(await deliver('https://hooks.example.com/', EVENT, { ...PRODUCTION, lookup: resolvingTo() })).toEqual({
+      kind: 'unreachable',
+      reason: 'hooks.example.com resolved to no address',
+    })
+  })
+
+  test('a lookup slower than the deadline is a timeout', async () => {
+    const lookup: Lookup = () => new Promise(() => {})
+    expect(await deliver('https://hooks.example.com/', EVENT, { ...PRODUCTION, lookup, timeoutMs: 100 })).toEqual({ kind: 'timeout' })
+  })
+})
+
+describe('deliver: what the receiver answers', () => {
+  test('200 is delivered, after one POST with the body and headers given; ms from the clock', async () => {
+    const hooks = await receiver(answering(200, 'ok'))
+    const times = [1000, 1042]
+    const outcome = await deliver(`${hooks.url}/hook`, EVENT, { ...LOCAL, now: () => times.shift() ?? Number.NaN })
+    expect(outcome).toEqual({ kind: 'delivered', status: 200, ms: 42 })
+    expect(hooks.requests).toHaveLength(1)
+    expect(hooks.requests[0]).toMatchObject({ method: 'POST', body: EVENT.body, headers: { 'content-type': 'application/json', 'webhook-id': 'msg_1', 'user-agent': 'Mirador-Webhooks/1' } })
+  })
+
+  test('local mode reaches localhost by name, through the real resolver', async () => {
+    const hooks = await receiver(answering(202))
+    expect(await deliver(`http://localhost:${hooks.port}/hook`, EVENT, LOCAL)).toMatchObject({ kind: 'delivered', status: 202 })
+    expect(await deliver(`http://127.0.0.1:${hooks.port}/hook`, EVENT, LOCAL)).toMatchObject({ kind: 'delivered', status: 202 })
+  })
+
+  test('500 is rejected, with its status and body', async () => {
+    const hooks = await receiver(answering(500, 'database is down'))
+    const outcome = await deliver(`${hooks.url}/hook`, EVENT, LOCAL)
+    expect(outcome).toMatchObject({ kind: 'rejected', status: 500, body: 'database is down' })
+    expect(outcome.kind === 'rejected' && outcome.ms).toBeGreaterThanOrEqual(0)
+  })
+
+  test.each([301, 302, 303, 307, 308])('%i to another receiver is redirected, reported and not followed', async (status) => {
+    const elsewhere = await receiver(answering(200))
+    const hooks = await receiver(answering(status, 'moved', { location: `${elsewhere.url}/stolen` }))
+    expect(await deliver(`${hooks.url}/hook`, EVENT, LOCAL)).toEqual({ kind: 'redirected', status, location: `${elsewhere.url}/stolen` })
+    expect(hooks.requests).toHaveLength(1)
+    expect(elsewhere.connections).toBe(0)
+  })
+
+  test('302 to the metadata service is redirected, the Location never fetched', async () => {
+    const hooks = await receiver(answering(302, '', { location: 'http://169.254.169.254/latest/meta-data/iam/security-credentials/' }))
+    const calls: string[] = []
+    const counting: Fetch = (url, init) => {
+      calls.push(url.href)
+      return fetch(url, init)
+    }
+    expect(await deliver(`${hooks.url}/hook`, EVENT, { ...LOCAL, fetch: counting })).toEqual({
+      kind: 'redirected',
+      status: 302,
+      location: 'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+    })
+    expect(calls).toEqual([`${hooks.url}/hook`])
+  })
+
+  test('a receiver slower than the deadline is a timeout', async () => {
+    const hooks = await receiver((response) => {
+      const later = setTimeout(() => response.end(), 10_000)
+      response.on('close', () => clearTimeout(later))
+    })
+    expect(await deliver(`${hooks.url}/hook`, EVENT, { ...LOCAL, timeoutMs: 300 })).toEqual({ kind: 'timeout' })
+    expect(hooks.requests).toHaveLength(1)
+  })
+
+  test('no one listening is unreachable; a TLS handshake with a plain-http server is unreachable', async () => {
+    const gone = await receiver(answering(200))
+    const closed = servers.pop() as Server
+    await new Promise((resolve) => closed.close(resolve))
+    const refused = await deliver(`${gone.url}/hook`, EVENT, LOCAL)
+    expect(refused).toMatchObject({ kind: 'unreachable' })
+    expect(refused.kind === 'unreachable' && refused.reason).toMatch(/ECONNREFUSED/)
+    const plain = await receiver(answering(200))
+    const outcome = await deliver(`https://127.0.0.1:${plain.port}/hook`, EVENT, LOCAL)
+    expect(outcome).toMatchObject({ kind: 'unreachable' })
+    expect(outcome.kind === 'unreachable' && outcome.reason.length).toBeGreaterThan(0)
+    expect(plain.requests).toHaveLength(0)
+  })
+})
+
+describe('deliver: at most 64 KiB of an answer is read', () => {
+  const TEN_MB = 10 * 1024 * 1024
+
+  /**
+   * A receiver answering `status` with 10 MB, written as the client reads; records how far it got and
+   * whether it finished. The kernel holds what the client has not read (about 4 MB on Linux's loopback
+   * with its default buffers), so 10 MB cannot all be sent unless the client reads on.
+   */
+  async function flooding(status: number) {
+    const sent = { written: 0, closed: false, finished: false }
+    const hooks = await receiver((response) => {
+      response.writeHead(status, { 'content-type': 'text/plain', 'content-length': String(TEN_MB) })
+      const chunk = Buffer.alloc(64 * 1024, 'x')
+      const pump = () => {
+        while (sent.written < TEN_MB && !response.destroyed) {
+          sent.written += chunk.length
+          if (!response.write(chunk)) return void response.once('drain', pump)
+        }
+        response.end()
+      }
+      response.on('close', () => {
+        sent.closed = true
+        sent.finished = response.writableFinished
+      })
+      pump()
+    })
+    return { hooks, sent }
+  }
+
+  test('a 500 answering 10 MB: the outcome holds the first 64 KiB, and the connection is closed before the rest is sent', async () => {
+    const { hooks, sent } = await flooding(500)
+    const outcome = await deliver(`${hooks.url}/hook`, EVENT, LOCAL)
+    expect(outcome).toMatchObject({ kind: 'rejected', status: 500 })
+    const body = outcome.kind === 'rejected' ? outcome.body : ''
+    expect(Buffer.byteLength(body)).toBe(MAX_ANSWER_BYTES)
+    expect(body).toBe('x'.repeat(MAX_ANSWER_BYTES))
+    await eventually('the receiver sees the connection closed', () => sent.closed)
+    expect(sent.finished).toBe(false)
+    expect(sent.written).toBeLessThan(TEN_MB)
+  })
+
+  test('a 200 answering 10 MB: delivered, its body not read', async () => {
+    const { hooks, sent } = await flooding(200)
+    expect(await deliver(`${hooks.url}/hook`, EVENT, LOCAL)).toMatchObject({ kind: 'delivered', status: 200 })
+    await eventually('the receiver sees the connection closed', () => sent.closed)
+    expect(sent.finished).toBe(false)
   })
 })
 
@@ -252,6 +506,18 @@ describe('the guard agrees with the registries, address by address', () => {
         expect(isPublicAddress(text), text).toBe(publicV6(v6(text)))
       }),
       { numRuns: 2000 },
+    )
+  })
+
+  test('at delivery, a name resolving to the address is delivered exactly when the address is public', async () => {
+    const answered: Fetch = async () => new Response(null, { status: 204 })
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(anyV4.map((n) => v4Text(Number(n))), anyV6.chain((n) => fc.constantFrom(...v6Spellings(n)))), async (address) => {
+        const outcome = await deliver('https://hooks.example.com/', EVENT, { ...PRODUCTION, lookup: resolvingTo(address), fetch: answered })
+        const expected = address.includes(':') ? publicV6(v6(address)) : publicV4(v4(address))
+        expect(outcome.kind, address).toBe(expected ? 'delivered' : 'refused')
+      }),
+      { numRuns: 500 },
     )
   })
 })
