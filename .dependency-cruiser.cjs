@@ -16,7 +16,7 @@
  *
  * `npm run lint:architecture` runs them; CI runs them through test/architecture/dependencies.test.ts.
  */
-const FEATURES = '(http|health|zones|listings|briefings|audit|demo|docs|operator)'
+const FEATURES = '(http|health|zones|listings|briefings|webhooks|audit|demo|docs|operator)'
 const PLATFORM = '(db|eventstore|ratelimit|runtime|metrics)'
 const ADAPTERS = '^src/(db/(pglite|postgres)|eventstore/(sql|esdb)-[a-z-]+|ratelimit/(memory|redis)|metrics/prometheus)[.]ts$'
 

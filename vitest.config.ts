@@ -21,6 +21,7 @@ export const PROCESS_SPECS = [
   'test/security/hardening.test.ts',
   'test/docs/openapi.test.ts',
   'test/docs/reference.test.ts',
+  'test/webhooks/receiver.test.ts',
 ]
 
 export default defineConfig({
