@@ -10,7 +10,7 @@ import { At } from '../schemas.ts'
 
 /**
  * The zone alert rule of `zone.statistics_changed` webhooks (issue 31; docs/decisions/
- * new-zone-alert-threshold.md), pure: after a change of the market, is a zone's published median
+ * 0113-zone-alert-threshold.md), pure: after a change of the market, is a zone's published median
  * price per m² far enough from the last value sent to a subscriber to send it again?
  *
  * - The figure is the zone's published `median_ppm2_usd` (GET /zones, /zone/{slug}), computed by
