@@ -157,6 +157,8 @@ for (const target of databaseTargets('crash safety')) {
         expect(resumedFrom.length, `kills: ${kills.join('; ')}`).toBeGreaterThan(0)
         await expectEqualToCleanRebuild()
       },
+      // Slow by nature: up to fourteen projector processes started and killed, then a clean rebuild to compare with.
+      300_000,
     )
   })
 }

@@ -111,5 +111,6 @@ describe('deterministic replay of the full demo history', () => {
     } finally {
       await db.close()
     }
-  })
+    // Slow by nature: the whole demo history projected from zero (seconds on a quiet machine, a minute beside heavy load).
+  }, 240_000)
 })
