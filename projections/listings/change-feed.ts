@@ -5,7 +5,7 @@ import type { ListingRow } from '../../src/domain/listings/fields.ts'
 import { fail } from '../../src/shared/errors.ts'
 import { checkpointOf, generationTables } from '../engine/generations.ts'
 import { liveTables } from '../engine/live-tables.ts'
-import { listingsProjection, type ListingsTables } from './projection.ts'
+import { EXACT_PPM2, listingsProjection, type ListingsTables } from './projection.ts'
 import { LISTING_COLUMNS, recordRow } from './search.ts'
 
 /** The first version of the listings read model with the changes table. */
@@ -28,6 +28,11 @@ export type ChangeRow = {
 export type FeedView = { tables: ListingsTables; position: number; generation: string }
 
 const COLUMNS = `position, kind, fields, from_country, from_zone_no, old_price_usd::text as old_price_usd, observed_at, status, ${LISTING_COLUMNS.record}`
+/**
+ * The change rows `rows` selects, as records: the price per m² the listings table generates is
+ * computed here, for the rows read only (writing it with every change cost a rebuild a third of its time).
+ */
+const recordsOf = (rows: string) => `select ${COLUMNS} from (select *, ${EXACT_PPM2} as ppm2_usd from (${rows}) as chosen) as read`
 
 const changeRow = (r: Record<string, unknown>): ChangeRow => ({
   position: toNumber(r.position),
@@ -70,18 +75,22 @@ export class ChangeFeed {
     const t = view.tables.changes
     const range = 'position > $1 and position <= $2'
     if (filter.country === null) {
-      const rows = await this.db.query(`select ${COLUMNS} from ${t} where ${range} order by position limit $3`, [after, view.position, limit])
+      const rows = await this.db.query(`${recordsOf(`select * from ${t} where ${range} order by position limit $3`)} order by position`, [
+        after,
+        view.position,
+        limit,
+      ])
       return rows.map(changeRow)
     }
     const here = filter.zone === null ? 'country = $4' : 'country = $4 and zone_no = $5'
     const from = filter.zone === null ? 'from_country = $4' : 'from_country = $4 and from_zone_no = $5'
     const params = [after, view.position, limit, filter.country, ...(filter.zone === null ? [] : [filter.zone])]
     const rows = await this.db.query(
-      `select * from (
-         (select ${COLUMNS} from ${t} where ${range} and ${here} order by position limit $3)
+      `${recordsOf(`select * from (
+         (select * from ${t} where ${range} and ${here} order by position limit $3)
          union all
-         (select ${COLUMNS} from ${t} where ${range} and ${from} and not (${here}) order by position limit $3)
-       ) both_sides order by position limit $3`,
+         (select * from ${t} where ${range} and ${from} and not (${here}) order by position limit $3)
+       ) both_sides order by position limit $3`)} order by position`,
       params,
     )
     return rows.map(changeRow)
@@ -99,10 +108,10 @@ export class ChangeFeed {
       // The live generation's tables now (a promotion meanwhile holds the same rows up to the position).
       const { tables } = await this.view()
       const rows = await this.db.query(
-        `select ${COLUMNS} from (
+        `${recordsOf(`select * from (
            select distinct on (listing_id) * from ${tables.changes}
             where listing_id > $1 and position <= $2 order by listing_id, position desc
-         ) latest where kind <> 'removed' ${place} order by listing_id limit $3`,
+         ) latest where kind <> 'removed' ${place} order by listing_id limit $3`)} order by listing_id`,
         [afterId, view.position, chunk, ...params],
       )
       if (rows.length > 0) yield rows.map(changeRow)

@@ -5,7 +5,8 @@ import { listingColumnDefinitions, type ListingsTables, WRITTEN_COLUMNS } from '
 /**
  * The change feed's table: one row per event that changed the public inventory, at the event's log
  * position, decided by src/domain/listings/changes.ts (`changeOf`) and holding the listing's row
- * after the event (every column of the listings table, `observed_at` being the change's time). The
+ * after the event (every column of the listings table a statement writes, `observed_at` being the
+ * change's time; the generated ones are computed when a change is read, for the rows read only). The
  * statements of projection.ts decide it in SQL (`recordChange`, the twin of `changeOf`), the fold of
  * fold.ts in TypeScript (`changeRow`); the batch-against-one-by-one spec compares the rows both write.
  * `from_country`/`from_zone_no`: where the listing was before, when the event moved it;
@@ -18,7 +19,7 @@ export const changesTable = (name: string) => `create table if not exists ${name
     from_country text,
     from_zone_no integer,
     old_price_usd numeric(16, 2),
-    ${listingColumnDefinitions(false)}
+    ${listingColumnDefinitions('written')}
   )`
 
 export const changesIndexes = (t: ListingsTables) => [

@@ -40,17 +40,19 @@ export const PRICE_NAMES = PRICE_LIST.join(', ')
 export const PRICE_UPDATE = PRICE_LIST.map((name) => `${name} = x.${name}`).join(', ')
 
 const LISTING_COLUMN_LIST = Object.values(LISTING_FIELDS).flatMap((field) => field.columns as readonly Column[])
-/** The listings table's columns defined as in it (`keyed`: with its primary key), one a line. */
-export const listingColumnDefinitions = (keyed: boolean) => {
+/** The listings table's columns defined as in it, one a line: with its primary key, or only those written (no key, nothing generated). */
+export const listingColumnDefinitions = (kind: 'table' | 'written') => {
   const definition = (c: Column) =>
-    `${c.name} ${c.type}${c.primary && keyed ? ' primary key' : c.generated ? ` generated always as (${c.generated}) stored` : c.nullable ? '' : ' not null'}`
-  return LISTING_COLUMN_LIST.map(definition).join(',\n    ')
+    `${c.name} ${c.type}${c.primary && kind === 'table' ? ' primary key' : c.generated ? ` generated always as (${c.generated}) stored` : c.nullable ? '' : ' not null'}`
+  return LISTING_COLUMN_LIST.filter((c) => kind === 'table' || !c.generated)
+    .map(definition)
+    .join(',\n    ')
 }
 /** The columns of the listings table a statement writes (the others it generates), in table order. */
 export const WRITTEN_COLUMNS: readonly string[] = LISTING_COLUMN_LIST.filter((c) => !c.generated).map((c) => c.name)
 
 /** The listings table, column for column from the fields' declaration (one column a line: the read-model-tables test reads it so). */
-export const listingsTable = (name: string) => `create table if not exists ${name} (\n    ${listingColumnDefinitions(true)}\n  )`
+export const listingsTable = (name: string) => `create table if not exists ${name} (\n    ${listingColumnDefinitions('table')}\n  )`
 
 /** The details columns of an event's details (a field the event lacks takes its `absent`). */
 export const detailsRow: (d: ListingDetails) => Record<string, unknown> = columnsWriter(DETAILS)

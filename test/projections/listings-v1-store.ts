@@ -26,8 +26,7 @@ function v1Schema(): string[] {
       .replace('ppm2_usd numeric not null', 'ppm2_usd numeric(16, 2) not null'),
   )
   const changed = v1.filter((ddl, i) => ddl !== current[i]).length
-  // The listings table's and the change feed's generated price per m², and the history's.
-  if (changed !== 3) throw new Error('the listings DDL changed: update the version 1 fixture')
+  if (changed !== 2) throw new Error('the listings DDL changed: update the version 1 fixture')
   return [...v1, ...listingsProjection.indexes(V1_TABLES)]
 }
 
