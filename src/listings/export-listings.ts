@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { negotiatedCoding } from '../http/encoding.ts'
 import { defineOperation } from '../http/operation.ts'
 import { refusalOf } from '../http/openapi.ts'
+import { nextTurn } from '../runtime/dependency.ts'
 import type { ChangeFilter } from '../domain/listings/changes.ts'
 import type { ChangeRow, FeedView } from '../../projections/listings/change-feed.ts'
 import { recordOf } from '../../projections/listings/search.ts'
@@ -18,6 +19,8 @@ const EXTENSIONS: Record<ExportFormat, string> = { ndjson: 'ndjson', csv: 'csv',
  * The export's body: the format's start, a chunk of records per chunk of the snapshot as the client
  * reads (a chunk is read from the database only when the one before was taken: constant memory,
  * however slow the client), the format's end with the cursor; reported to the metrics when it ends.
+ * Each chunk is a turn of its own with the request's whole time budget (runtime/dependency.ts): the
+ * budget bounds a chunk's reads, not the export, which takes as long as the client reads.
  */
 function exportBody(feed: ListingFeed, format: ExportFormat, cursor: string, first: ChangeRow[] | null, rest: AsyncGenerator<ChangeRow[]>) {
   const writer = exportWriter(format, cursor)
@@ -33,6 +36,7 @@ function exportBody(feed: ListingFeed, format: ExportFormat, cursor: string, fir
     start: (controller) => controller.enqueue(writer.start()),
     async pull(controller) {
       try {
+        nextTurn()
         const rows = pending ?? (await rest.next()).value ?? null
         pending = null
         if (rows === null) {
