@@ -76,6 +76,7 @@ for (const target of databaseTargets('blue/green under load')) {
       }
     })
 
+    // Slow by nature, this and the next: a whole generation built beside a server under load (17-50 s; past 60 s on the embedded store beside heavy load).
     test('a store built by listings v1 is served from the first request and switches to v5 when it is built: no failed, no empty answer', async () => {
       // The store as version 1 left it, with an owner and a key (recorded as events, as the CLI would).
       const db = await open()
@@ -124,7 +125,7 @@ for (const target of databaseTargets('blue/green under load')) {
       } finally {
         await check.close()
       }
-    })
+    }, 180_000)
 
     test('`projections rebuild listings` under load: every answer stays the same, whole, and the names are the ones status prints', async () => {
       server = await startServer(env)
@@ -162,6 +163,6 @@ for (const target of databaseTargets('blue/green under load')) {
       }
       const health = (await (await fetch(`${server.url}/api/v1/health`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json
       expect(health.projections).toContainEqual({ projection: 'listings', generation: 'v5.2', state: 'live', lag_events: 0, lag_seconds: 0 })
-    })
+    }, 180_000)
   })
 }
