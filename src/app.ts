@@ -1,6 +1,8 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import { BRIEFING_OPERATIONS } from './briefings/routes.ts'
 import type { BriefingService } from './briefings/service.ts'
+import { WEBHOOK_OPERATIONS } from './webhooks/routes.ts'
+import type { WebhookService } from './webhooks/service.ts'
 import { getHealth } from './health/get-health.ts'
 import { probeRoutes, type QuotaReader, type ServerHealth } from './health/routes.ts'
 import type { ListingInventory } from '../projections/listings/inventory.ts'
@@ -40,6 +42,8 @@ export type ApiDeps = {
   /** The change feed and the export: the changes table of the listings read model, the event store's identity. */
   feed: ListingFeed
   briefings: BriefingService
+  /** Webhook subscriptions, their deliveries and pings. */
+  webhooks: WebhookService
   /** This month's quota usage, from memory: /health's. */
   quota: QuotaReader
   /** Dependencies and read-model lag, in memory: admin keys' /health and /readyz. */
@@ -71,14 +75,14 @@ const requestIds = new Elysia({ name: 'request-ids' }).onRequest(({ request, set
 })
 
 /** What the operations of the API are given, once, at start-up. */
-type OperationDeps = Pick<ApiDeps, 'clock' | 'quota' | 'health' | 'zones' | 'inventory' | 'feed'> & { service: BriefingService }
+type OperationDeps = Pick<ApiDeps, 'clock' | 'quota' | 'health' | 'zones' | 'inventory' | 'feed' | 'webhooks'> & { service: BriefingService }
 
 /**
  * Every operation of the API, one file each (src/http/operation.ts), in the order the OpenAPI
  * document lists them. The one list: the routes, the document, the docs page and the specs that
  * go through every route are all derived from it.
  */
-export const API_OPERATIONS: readonly Operation<OperationDeps>[] = [getHealth, ...ZONE_OPERATIONS, ...LISTING_OPERATIONS, ...SYNC_OPERATIONS, ...ESTIMATE_OPERATIONS, ...BRIEFING_OPERATIONS]
+export const API_OPERATIONS: readonly Operation<OperationDeps>[] = [getHealth, ...ZONE_OPERATIONS, ...LISTING_OPERATIONS, ...SYNC_OPERATIONS, ...ESTIMATE_OPERATIONS, ...BRIEFING_OPERATIONS, ...WEBHOOK_OPERATIONS]
 
 /** The API's features: its operations, mounted behind `gate`, relative to the API prefix. */
 export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
@@ -89,6 +93,7 @@ export const apiFeatures = (deps: ApiDeps, guard: Gate): AnyElysia[] => [
     zones: deps.zones,
     inventory: deps.inventory,
     feed: deps.feed,
+    webhooks: deps.webhooks,
     service: deps.briefings,
   }),
 ]

@@ -32,6 +32,14 @@ export type Config = {
   accessLog: boolean
   /** Prometheus metrics at GET /metrics on this port (same HOST), apart from the API; unset = no metrics. */
   metricsPort: number | undefined
+  /**
+   * The key webhook secrets are derived from (WEBHOOK_SIGNING_KEY, at least 32 characters), the same
+   * for every process of a deployment. Unset: the embedded store keeps one of its own in DATA_DIR;
+   * with PostgreSQL, webhooks are off (503) until it is set.
+   */
+  webhookSigningKey: string | undefined
+  /** WEBHOOKS_ALLOW_LOCAL: deliveries to http and to loopback or private addresses, for a receiver on this machine; never in production. */
+  webhooksAllowLocal: boolean
 }
 
 export class ConfigError extends Error {}
@@ -83,7 +91,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     demoListings: env.DEMO_LISTINGS ? integer(env, 'DEMO_LISTINGS', 0, 1) : undefined,
     accessLog: flag(env, 'ACCESS_LOG', true),
     metricsPort: metricsPort(env),
+    webhookSigningKey: signingKey(env),
+    webhooksAllowLocal: flag(env, 'WEBHOOKS_ALLOW_LOCAL', false),
   }
+}
+
+/** Shorter keys are refused: every subscriber's secret is only as strong as this key. */
+export const MIN_SIGNING_KEY_LENGTH = 32
+
+function signingKey(env: Record<string, string | undefined>): string | undefined {
+  const key = env.WEBHOOK_SIGNING_KEY
+  if (!key) return undefined
+  if (key.length < MIN_SIGNING_KEY_LENGTH) throw new ConfigError(`WEBHOOK_SIGNING_KEY must have at least ${MIN_SIGNING_KEY_LENGTH} characters (e.g. openssl rand -base64 48)`)
+  return key
 }
 
 /** METRICS_PORT: off when unset; never the API's own port (the metrics share nothing with the API). */

@@ -2,7 +2,8 @@
  * What /health and /readyz answer from memory: the dependencies' states, probed in the background,
  * and the read models' lag, measured in the background.
  */
-import type { ProjectionLagRow, ServerHealth } from './health/routes.ts'
+import type { ProjectionLagRow, ServerHealth, WebhookBacklog } from './health/routes.ts'
+import { DeliveryLines } from '../projections/webhooks/delivery-lines.ts'
 import { watchDependencies } from './runtime/dependency.ts'
 import type { Storage } from './storage.ts'
 
@@ -10,6 +11,8 @@ import type { Storage } from './storage.ts'
 export const READY_MAX_LAG_SECONDS = 10
 /** How often the read models' lag is measured for /health and /readyz. */
 const LAG_MEASURE_MS = 500
+/** How often the webhook backlog is measured for /health: it is for people, not for the readiness check. */
+const BACKLOG_MEASURE_MS = 2000
 
 /**
  * Watches the storage's dependencies and `others` (the rate limiter), and measures the read models'
@@ -38,9 +41,20 @@ export function monitorServer(storage: Storage, others: Storage['dependencies'] 
   measure()
   const timer = setInterval(measure, LAG_MEASURE_MS)
   timer.unref?.()
+  const lines = new DeliveryLines(storage.db)
+  let backlog: WebhookBacklog | null = null
+  const measureBacklog = () =>
+    lines
+      .backlog()
+      .then(({ waiting, oldestFailureAt }) => (backlog = { waiting_subscriptions: waiting, oldest_failing_since: oldestFailureAt }))
+      .catch(() => {})
+  void measureBacklog()
+  const backlogTimer = setInterval(measureBacklog, BACKLOG_MEASURE_MS)
+  backlogTimer.unref?.()
   return {
     dependencies: () => watched.map(({ dependency }) => dependency.state()),
     projections: () => lag,
+    webhooks: () => backlog,
     notReady() {
       const down = watched.find(({ dependency }) => !dependency.reachable)
       if (down) return `the ${down.dependency.name} is unavailable`
@@ -51,6 +65,7 @@ export function monitorServer(storage: Storage, others: Storage['dependencies'] 
     stop() {
       probes.stop()
       clearInterval(timer)
+      clearInterval(backlogTimer)
     },
   }
 }

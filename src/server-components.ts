@@ -1,7 +1,7 @@
 /**
  * The server's components, in start order: data directory → lock → port → metrics port → storage →
  * demo → projections → key index → usage → zone answers → listing inventory → rate limiter →
- * health monitor → operator socket → API. src/runtime/components.ts starts them in this order and
+ * health monitor → operator socket → webhooks → API. src/runtime/components.ts starts them in this order and
  * stops them in reverse; a component that fails to start stops those before it again.
  *
  * The ports are taken before the store is opened, so that a port in use changes nothing on disk,
@@ -33,7 +33,8 @@ import type { Handler, Listening, RuntimeEdge } from './runtime/edge.ts'
 import type { Logger } from './runtime/log.ts'
 import { terminalProgress } from './runtime/progress.ts'
 import { PACKAGE_VERSION } from './runtime/version.ts'
-import { briefingServiceOn } from './services.ts'
+import { briefingServiceOn, deliveryOptionsOf, webhookServiceOn, webhookWorkerOn } from './services.ts'
+import { webhookSigningKey } from './runtime/signing-key.ts'
 import { AppError, fail } from './shared/errors.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { openStorage, type Storage } from './storage.ts'
@@ -244,10 +245,23 @@ export const serverComponents = Components.given<ServerGiven>()
   .add({ name: 'health', start: ({ storage, rateLimiter }) => monitorServer(storage, rateLimiter.watched), stop: (health) => health.stop() })
   .add({ name: 'operatorSocket', start: serveOperatorSocket, stop: (socket) => socket?.stop() })
   .add({
+    // Subscriptions answered by the API, and the worker delivering them (not without a signing key).
+    name: 'webhooks',
+    start({ config, storage, zones, metricsPort, reportError }) {
+      const signingKey = webhookSigningKey(config)
+      const delivery = deliveryOptionsOf(config)
+      const service = webhookServiceOn(storage, signingKey, delivery, systemClock, cryptoRandom)
+      const worker = signingKey === null ? null : webhookWorkerOn(storage, zones, signingKey, delivery, systemClock, cryptoRandom, metricsPort.metrics, reportError)
+      worker?.start()
+      return { service, worker }
+    },
+    stop: ({ worker }) => worker?.stop(),
+  })
+  .add({
     // Last, so the first stopped: it stops accepting requests and lets those in progress finish
     // before anything they use is stopped.
     name: 'api',
-    start({ config, log, port, metricsPort, storage, keys, usage, zones, inventory, rateLimiter, health }) {
+    start({ config, log, port, metricsPort, storage, keys, usage, zones, inventory, rateLimiter, health, webhooks }) {
       const metrics = metricsPort.metrics
       const app = buildApp({
         keys,
@@ -261,6 +275,7 @@ export const serverComponents = Components.given<ServerGiven>()
         feed: listingFeedOn(storage, metrics),
         briefings: briefingServiceOn(storage, { zones, inventory }, config, systemClock, cryptoRandom, undefined, metrics),
         quota: memoryQuota(usage, config.quotas),
+        webhooks: webhooks.service,
         health,
         metrics,
       })

@@ -27,6 +27,7 @@ import { ProjectionRunner } from '../projections/engine/runner.ts'
 import { listingsProjection } from '../projections/listings/projection.ts'
 import { apiKeysProjection } from '../projections/owners-and-keys/api-keys.ts'
 import { ownersProjection } from '../projections/owners-and-keys/owners.ts'
+import { webhooksProjection } from '../projections/webhooks/subscriptions.ts'
 
 /** Every read model the system maintains, in the order they are caught up. */
 export const allProjections: readonly Projection[] = [
@@ -35,6 +36,7 @@ export const allProjections: readonly Projection[] = [
   listingsProjection,
   briefingCacheProjection,
   briefingUsageProjection,
+  webhooksProjection,
 ]
 
 /**

@@ -284,6 +284,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your webhooks: what each receives, whether it is active or disabled (and why), where its deliveries stand
+         * @description The owner's webhooks (deleted ones aside), oldest first, never with their secrets. At most 25.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe an https URL to listing changes and zone alerts; the signing secret is shown this once
+         * @description Deliveries are POSTed to `url`, signed per the Standard Webhooks specification with the `secret` of this answer (shown once: keep it), at least once and in order, with the same `webhook-id` on every retry; failing ones are retried for 24 hours, then the webhook is disabled. Listing changes are those of GET /listings/changes after the moment of subscribing. At most 25 webhooks per owner. The URL must be https and its host must resolve to public addresses only, checked again at each delivery.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's latest delivery attempts, newest first: what was sent, when, and what the receiver answered
+         * @description Each attempt of each message (a retry is another attempt with the same `webhook_id`), pings included, kept 7 days.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed webhook.ping to the webhook now and answer what the receiver did
+         * @description The ping is sent at once, outside the line of deliveries (it never delays or replaces one), signed like every delivery, and recorded among the attempts. The answer is 200 whatever the receiver did: `delivery.outcome` says it.
+         */
+        post: operations["pingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook: nothing more is sent to it, and it no longer counts toward the limit
+         * @description A message being delivered at that moment may still arrive once. Another owner's webhook is not found (404).
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -422,6 +506,14 @@ export interface components {
             ok: false;
             /** @constant */
             error: "upstream_error";
+            /** @description what went wrong, for people */
+            message: string;
+        };
+        ConflictError: {
+            /** @constant */
+            ok: false;
+            /** @constant */
+            error: "conflict";
             /** @description what went wrong, for people */
             message: string;
         };
@@ -3315,6 +3407,878 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UpstreamErrorError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        count: number;
+                        /** @description the most webhooks an owner may have: 25 */
+                        limit: number;
+                        webhooks: {
+                            /** @description whk_ and 16 letters or digits */
+                            id: string;
+                            url: string;
+                            events: ("listing.listed" | "listing.updated" | "listing.price_changed" | "listing.removed" | "zone.statistics_changed")[];
+                            country: ("GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR") | null;
+                            zone: string | null;
+                            threshold_pct: number | null;
+                            /**
+                             * @description disabled: deliveries failed for 24 hours and stopped (see disabled_reason); deleted: by DELETE
+                             * @enum {string}
+                             */
+                            status: "active" | "disabled" | "deleted";
+                            disabled_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description where its deliveries stand; null once deleted */
+                            delivery: {
+                                /** @description messages of the change being delivered still to send (0: caught up, or the next change is being read) */
+                                pending_messages: number;
+                                /** @description when the message at the head of the line first failed; null when it has not */
+                                failing_since: string | null;
+                                /** @description when it is tried again; null when it has not failed */
+                                next_attempt_at: string | null;
+                            } | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description where deliveries are POSTed: an https URL whose host resolves to public addresses only (no redirects are followed)
+                     * @example https://hooks.example.com/mirador
+                     */
+                    url: string;
+                    /** @description what to receive: listing changes by kind (as GET /listings/changes has them) and zone alerts */
+                    events: ("listing.listed" | "listing.updated" | "listing.price_changed" | "listing.removed" | "zone.statistics_changed")[];
+                    /**
+                     * @description only this country; every country when absent (zone alerts need one) (one of GT, SV, HN, CR, BZ, DO, PA, BR, in any letter case)
+                     * @example GT
+                     * @example SV
+                     * @example HN
+                     * @example CR
+                     * @example BZ
+                     * @example DO
+                     * @example PA
+                     * @example BR
+                     */
+                    country?: string;
+                    /**
+                     * @description zone: its name "Zona N" or its slug zona-N (N from 1, no leading zeros); only this zone of the country, in any letter case
+                     * @example zona-3
+                     * @example Zona 3
+                     */
+                    zone?: string;
+                    /**
+                     * @description zone.statistics_changed only: how far (in percent, up to 2 decimals, 0.01 to 1000) a zone's median price per m² must move from the value last sent to you
+                     * @example 5
+                     */
+                    threshold_pct?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        webhook: {
+                            /** @description whk_ and 16 letters or digits */
+                            id: string;
+                            url: string;
+                            events: ("listing.listed" | "listing.updated" | "listing.price_changed" | "listing.removed" | "zone.statistics_changed")[];
+                            country: ("GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR") | null;
+                            zone: string | null;
+                            threshold_pct: number | null;
+                            /**
+                             * @description disabled: deliveries failed for 24 hours and stopped (see disabled_reason); deleted: by DELETE
+                             * @enum {string}
+                             */
+                            status: "active" | "disabled" | "deleted";
+                            disabled_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description where its deliveries stand; null once deleted */
+                            delivery: {
+                                /** @description messages of the change being delivered still to send (0: caught up, or the next change is being read) */
+                                pending_messages: number;
+                                /** @description when the message at the head of the line first failed; null when it has not */
+                                failing_since: string | null;
+                                /** @description when it is tried again; null when it has not failed */
+                                next_attempt_at: string | null;
+                            } | null;
+                        };
+                        /** @description the signing secret (whsec_…), shown this once: verify every delivery with it (Standard Webhooks) */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description conflict */
+            409: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description attempts, newest first; an integer from 1 to 100, in decimal digits without sign or leading zeros */
+                limit?: string;
+            };
+            header?: {
+                /** @description ETags of answers the client holds (or `*`): when one is the current answer's, the answer is 304 Not Modified without a body */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /**
+                 * @description the webhook's id, as POST /webhooks answered it
+                 * @example whk_4Kq9TzR2mXb7Lp3N
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        count: number;
+                        deliveries: {
+                            /** @description the message's `webhook-id` header: the same on every attempt of one message */
+                            webhook_id: string;
+                            /** @description the message's type: listing.listed … zone.statistics_changed, webhook.ping */
+                            type: string;
+                            /** @description 1 for the first attempt of the message */
+                            attempt: number;
+                            /** Format: date-time */
+                            at: string;
+                            /**
+                             * @description delivered: a 2xx; rejected: another status; redirected: a 3xx (never followed); refused: the address is not one Mirador sends to; unreachable: no connection; timeout: no answer within 5 s
+                             * @enum {string}
+                             */
+                            outcome: "delivered" | "rejected" | "redirected" | "refused" | "unreachable" | "timeout";
+                            /** @description the receiver's HTTP status, when it answered */
+                            status: number | null;
+                            /** @description milliseconds to the answer */
+                            ms: number | null;
+                            /** @description the first 500 characters of a refusing answer, or why nothing was sent */
+                            detail: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match named the current ETag; no body */
+            304: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description a strong validator of the body (one per content coding): send it back in If-None-Match to get 304 while the answer is the same */
+                    ETag?: string;
+                    /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    pingWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the webhook's id, as POST /webhooks answered it
+                 * @example whk_4Kq9TzR2mXb7Lp3N
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        delivery: {
+                            /** @description the message's `webhook-id` header: the same on every attempt of one message */
+                            webhook_id: string;
+                            /** @description the message's type: listing.listed … zone.statistics_changed, webhook.ping */
+                            type: string;
+                            /** @description 1 for the first attempt of the message */
+                            attempt: number;
+                            /** Format: date-time */
+                            at: string;
+                            /**
+                             * @description delivered: a 2xx; rejected: another status; redirected: a 3xx (never followed); refused: the address is not one Mirador sends to; unreachable: no connection; timeout: no answer within 5 s
+                             * @enum {string}
+                             */
+                            outcome: "delivered" | "rejected" | "redirected" | "refused" | "unreachable" | "timeout";
+                            /** @description the receiver's HTTP status, when it answered */
+                            status: number | null;
+                            /** @description milliseconds to the answer */
+                            ms: number | null;
+                            /** @description the first 500 characters of a refusing answer, or why nothing was sent */
+                            detail: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the webhook's id, as POST /webhooks answered it
+                 * @example whk_4Kq9TzR2mXb7Lp3N
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        webhook: {
+                            /** @description whk_ and 16 letters or digits */
+                            id: string;
+                            url: string;
+                            events: ("listing.listed" | "listing.updated" | "listing.price_changed" | "listing.removed" | "zone.statistics_changed")[];
+                            country: ("GT" | "SV" | "HN" | "CR" | "BZ" | "DO" | "PA" | "BR") | null;
+                            zone: string | null;
+                            threshold_pct: number | null;
+                            /**
+                             * @description disabled: deliveries failed for 24 hours and stopped (see disabled_reason); deleted: by DELETE
+                             * @enum {string}
+                             */
+                            status: "active" | "disabled" | "deleted";
+                            disabled_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description where its deliveries stand; null once deleted */
+                            delivery: {
+                                /** @description messages of the change being delivered still to send (0: caught up, or the next change is being read) */
+                                pending_messages: number;
+                                /** @description when the message at the head of the line first failed; null when it has not */
+                                failing_since: string | null;
+                                /** @description when it is tried again; null when it has not failed */
+                                next_attempt_at: string | null;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description auth_required | invalid_key */
+            401: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthRequiredError"] | components["schemas"]["InvalidKeyError"];
+                };
+            };
+            /** @description tier_required | scope_denied */
+            403: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierRequiredError"] | components["schemas"]["ScopeDeniedError"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description rate_limit */
+            429: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    /** @description requests allowed per UTC hour (absent for admin keys) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left this hour (absent for admin keys) */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description unix seconds of the next UTC hour, when the counter resets (absent for admin keys) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description the quota policy, per draft-ietf-httpapi-ratelimit-headers (a structured field): `"hour";q=LIMIT;w=3600`, LIMIT requests per 3600-second window (absent for admin keys) */
+                    "RateLimit-Policy"?: string;
+                    /** @description the counter, per draft-ietf-httpapi-ratelimit-headers: `"hour";r=REMAINING;t=SECONDS`, the same remaining as X-RateLimit-Remaining and the seconds until it resets (absent for admin keys) */
+                    RateLimit?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    /** @description identifies the request in the server log; a sane incoming one is echoed */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
             /** @description service_unavailable */

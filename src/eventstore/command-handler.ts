@@ -1,4 +1,4 @@
-import type { EventStore, RecordedEvent } from './port.ts'
+import { type EventStore, type RecordedEvent, WrongExpectedRevision } from './port.ts'
 
 type DomainEvent = { type: string; data: Record<string, unknown> }
 
@@ -50,4 +50,26 @@ export async function handleCommand<S, E extends DomainEvent>(
     )
   }
   return { events, state: events.reduce(aggregate.evolve, state) }
+}
+
+/**
+ * `handleCommand`, decided again on the stream as it then stands when a concurrent writer appended
+ * first, up to `attempts` times: for commands whose decision only depends on the stream (an owner's
+ * webhooks, a limit counted on it), so that racing requests are each decided, none lost to a 500.
+ */
+export async function handleCommandRetrying<S, E extends DomainEvent>(
+  store: EventStore,
+  stream: string,
+  aggregate: Aggregate<S, E>,
+  decide: (state: S) => E[],
+  newEventId: () => string,
+  attempts = 50,
+): Promise<{ events: E[]; state: S }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await handleCommand(store, stream, aggregate, decide, newEventId)
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevision) || error.stream !== stream || attempt >= attempts) throw error
+    }
+  }
 }

@@ -5,7 +5,7 @@ import { rateLimiterUnavailable } from '../http/errors.ts'
 import { defineOperation } from '../http/operation.ts'
 import { isoTimes } from '../shared/iso-time.ts'
 import type { Clock } from '../shared/random.ts'
-import { DependencyStatus, ProjectionLag, type QuotaReader, type ServerHealth } from './routes.ts'
+import { DependencyStatus, ProjectionLag, type QuotaReader, type ServerHealth, WebhookBacklog } from './routes.ts'
 
 export type HealthDeps = { clock: Clock; quota: QuotaReader; health?: ServerHealth }
 
@@ -26,6 +26,7 @@ export const HealthResult = Type.Object({
   quota: Type.Object({ used: Type.Integer(), quota: Type.Integer(), unlimited: Type.Boolean() }),
   projections: Type.Optional(Type.Array(ProjectionLag, { description: 'admin keys only: each read model’s lag behind the event log, as last measured' })),
   dependencies: Type.Optional(Type.Array(DependencyStatus, { description: 'admin keys only: each server the API depends on, and when it last answered' })),
+  webhooks: Type.Optional(Type.Union([WebhookBacklog, Type.Null()], { description: 'admin keys only: the webhook delivery backlog, as last measured (null before the first measure)' })),
   time: Type.String({ format: 'date-time' }),
 })
 
@@ -75,7 +76,7 @@ export const getHealth = defineOperation({
           reset_at: resetIso(caller.rate.resetAt.getTime()),
         },
         quota: deps.quota(caller.ownerId, caller.tier, now),
-        ...(caller.tier === 'admin' && deps.health ? { projections: deps.health.projections() ?? [], dependencies: deps.health.dependencies() } : {}),
+        ...(caller.tier === 'admin' && deps.health ? { projections: deps.health.projections() ?? [], dependencies: deps.health.dependencies(), webhooks: deps.health.webhooks() } : {}),
         time: timeIso(now.getTime()),
       }
     }

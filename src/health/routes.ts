@@ -26,6 +26,12 @@ export const DependencyStatus = Type.Object({
   seconds_since_reachable: Type.Number({ description: 'since it last answered' }),
 })
 
+export const WebhookBacklog = Type.Object({
+  waiting_subscriptions: Type.Integer({ description: 'active webhooks with a message waiting to be delivered (failing, or being sent)' }),
+  oldest_failing_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when the longest-failing of them first failed' }),
+})
+export type WebhookBacklog = Static<typeof WebhookBacklog>
+
 /**
  * What the server knows of itself, in memory (kept by the monitor, src/health-monitor.ts): the dependencies,
  * the read models' lag as last measured (null before the first measure), and why it is not ready.
@@ -33,6 +39,8 @@ export const DependencyStatus = Type.Object({
 export type ServerHealth = {
   dependencies(): DependencyState[]
   projections(): ProjectionLagRow[] | null
+  /** The webhook delivery backlog as last measured (null before the first measure). */
+  webhooks(): WebhookBacklog | null
   notReady(): string | null
 }
 

@@ -28,8 +28,10 @@ export type OperationSpec = {
   headers?: TObject
   /** A JSON request body. */
   body?: { schema: TSchema; description?: string; examples?: Record<string, unknown> }
-  /** The 200 body. */
+  /** The success body. */
   ok: TSchema
+  /** The success status when it is not 200: 201 for an operation that creates a resource. */
+  okStatus?: 201
   /** A 200 body the operation answers (the document's success example; test/docs/openapi.test.ts checks it against `ok`). */
   okExample: unknown
   /**
@@ -254,8 +256,8 @@ function operationOf(method: string, access: Access, spec: OperationSpec, refere
         }
       : {}),
     responses: {
-      '200': {
-        description: 'success',
+      [String(spec.okStatus ?? 200)]: {
+        description: spec.okStatus === 201 ? 'created' : 'success',
         headers: {
           ...REQUEST_ID,
           ...(needsKey ? RATE_LIMIT_HEADERS : {}),
@@ -332,6 +334,7 @@ export function openApiDocument(routes: readonly RouteEntry[], info: { version: 
       { name: 'Market', description: 'zone statistics and the verified broker inventory' },
       { name: 'Sync', description: 'the verified broker inventory whole as of a cursor, and every change after it' },
       { name: 'Briefings', description: 'AI-written briefings for five personas' },
+      { name: 'Webhooks', description: 'listing changes and zone alerts pushed to your URL, signed, in order, retried for 24 hours' },
     ],
     paths,
     components: {

@@ -20,7 +20,7 @@ import { operation, type OperationSpec } from './openapi.ts'
  * A JSON body is read by the handler (`readJsonBody`), after the gate, never by Elysia.
  */
 export type OperationDeclaration<D, P extends TObject, Q extends TObject> = Omit<OperationSpec, 'inputs'> & {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'DELETE'
   /** Relative to /api/v1, with Elysia's parameters: `/zone/:slug`. */
   path: string
   /** The scope a key needs (the gate answers 401/403/429 before anything else runs). */
@@ -51,7 +51,7 @@ type RouteContext = { request: Request; params: Record<string, string | undefine
 
 /** An operation ready to mount: its declaration, with the reading of its inputs folded into its handler. */
 export type Operation<D> = {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'DELETE'
   path: string
   access: Scope
   spec: OperationSpec
@@ -99,7 +99,8 @@ export function mountOperations<D>(name: string, gate: Gate, operations: readonl
     const route = ({ request, params, set, caller }: RouteContext) => handle({ request, params, set, caller })
     const hook = { scope: access, detail: operation(spec) }
     if (method === 'GET') routes.get(path, route as never, hook)
-    else routes.post(path, route as never, hook)
+    else if (method === 'POST') routes.post(path, route as never, hook)
+    else routes.delete(path, route as never, hook)
   }
   return routes
 }

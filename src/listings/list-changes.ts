@@ -1,36 +1,12 @@
-import { type ChangeFilter, seenThrough } from '../domain/listings/changes.ts'
+import type { ChangeFilter } from '../domain/listings/changes.ts'
+import { changeSeen } from './change-seen.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
 import { decodeCursor, encodeCursor, storeIdentity } from './cursor.ts'
-import type { ChangeRow } from '../../projections/listings/change-feed.ts'
-import { recordOf } from '../../projections/listings/search.ts'
 import { CHANGES_EXAMPLE } from './feed-examples.ts'
 import { changesInputs, filterOf } from './feed-query.ts'
-import { ChangesResponse, type ListingChange } from './feed-schemas.ts'
+import { ChangesResponse } from './feed-schemas.ts'
 import { type ListingFeed, type ListingFeedDeps, positionOf } from './feed-deps.ts'
-
-/** A change as the reader following `filter` sees it (null: it happened elsewhere). */
-function changeSeen(row: ChangeRow, cursor: string, filter: ChangeFilter): ListingChange | null {
-  const seen = seenThrough(row.kind, row.place, filter)
-  if (!seen) return null
-  const common = { cursor, kind: seen.kind, listing_id: row.row.listing_id as string, at: row.at }
-  switch (seen.kind) {
-    case 'removed':
-      return { ...common, reason: seen.moved ? 'moved_out' : 'delisted' }
-    case 'listed':
-      return { ...common, listing: recordOf(row.row) as ListingChange['listing'] }
-    case 'updated':
-      return { ...common, fields: row.fields, listing: recordOf(row.row) as ListingChange['listing'] }
-    case 'price_changed': {
-      const price = { old_usd: row.oldPriceUsd!, new_usd: Number(row.row.price_usd) }
-      return { ...common, fields: row.fields, price, listing: recordOf(row.row) as ListingChange['listing'] }
-    }
-    default: {
-      const never: never = seen.kind
-      throw new Error(`unknown change ${String(never)}`)
-    }
-  }
-}
 
 async function changesAfter(feed: ListingFeed, after: string | undefined, limit: number, filter: ChangeFilter) {
   const view = await feed.changes.view()

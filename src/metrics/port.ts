@@ -31,7 +31,16 @@ export type Metrics = {
   exported(sample: ExportSample): void
   /** Where the projections' figures come from: read at each scrape, never in between. */
   projectionsFrom(read: () => Promise<readonly ProjectionSample[]>): void
+  /** One attempt of a webhook message, by outcome (delivered, rejected, redirected, refused, unreachable, timeout). */
+  webhookAttempted(outcome: string): void
+  /** A webhook message delivered, this long after its change's time. */
+  webhookDelivered(lagSeconds: number): void
+  /** Where the webhook figures come from (subscriptions by status, lines waiting): read at each scrape. */
+  webhooksFrom(read: () => Promise<WebhookSample>): void
 }
+
+/** Webhook subscriptions by status, and the active ones with a message waiting to be delivered. */
+export type WebhookSample = { subscriptions: Record<string, number>; waiting: number }
 
 /** Metrics off: every report costs a call that does nothing. */
 export const noMetrics: Metrics = {
@@ -42,4 +51,7 @@ export const noMetrics: Metrics = {
   changesServed: () => {},
   exported: () => {},
   projectionsFrom: () => {},
+  webhookAttempted: () => {},
+  webhookDelivered: () => {},
+  webhooksFrom: () => {},
 }

@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { setInterval } from 'node:timers'
-import type { Metrics, ProjectionSample } from './port.ts'
+import type { Metrics, ProjectionSample, WebhookSample } from './port.ts'
 
 /** Seconds: from sub-millisecond answers from memory to a slow writer. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -33,6 +33,39 @@ function feedMetrics(registry: Registry) {
       registers: [registry],
     }),
   }
+}
+
+/** The webhooks' series (docs/api.md, "Webhooks"); `from` sets where the gauges read (once the worker runs). */
+function webhookMetrics(registry: Registry) {
+  const attempts = new Counter({ name: 'mirador_webhook_attempts_total', help: 'Webhook messages sent (or refused before sending) by this process, by outcome', labelNames: ['outcome'], registers: [registry] })
+  for (const outcome of ['delivered', 'rejected', 'redirected', 'refused', 'unreachable', 'timeout']) attempts.labels(outcome).inc(0)
+  const lag = new Histogram({
+    name: 'mirador_webhook_delivery_lag_seconds',
+    help: 'Time from a change (its `at`) to its message being delivered (a 2xx), retries included',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600],
+    registers: [registry],
+  })
+  let read: () => Promise<WebhookSample> = async () => ({ subscriptions: {}, waiting: 0 })
+  new Gauge({
+    name: 'mirador_webhook_subscriptions',
+    help: 'Webhook subscriptions by status (active, disabled, deleted)',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const { subscriptions } = await read()
+      this.reset()
+      for (const [status, n] of Object.entries(subscriptions)) this.labels(status).set(n)
+    },
+  })
+  new Gauge({
+    name: 'mirador_webhook_waiting_subscriptions',
+    help: 'Active webhook subscriptions with a message waiting to be delivered (the delivery backlog)',
+    registers: [registry],
+    async collect() {
+      this.set((await read()).waiting)
+    },
+  })
+  return { attempts, lag, from: (reader: () => Promise<WebhookSample>) => (read = reader) }
 }
 
 /** The series this process records, registered in `registry`; those that exist from the start read 0. */
@@ -176,6 +209,7 @@ export function prometheusMetrics(build: BuildInfo): PrometheusMetrics {
   new Gauge({ name: 'mirador_build_info', help: 'Always 1: the version of Mirador (package.json) and the runtime (bun, node, deno) this process runs on', labelNames: ['version', 'runtime'], registers: [registry] }).set(build, 1)
   const { requests, latency, refusals, briefings, writerFailures, appends, feed } = applicationMetrics(registry)
   const projectionsFrom = projectionGauges(registry)
+  const webhooks = webhookMetrics(registry)
 
   // The labelled series of each route, method and status, found once (prom-client hashes the labels on every `labels` call).
   const series = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>()
@@ -204,6 +238,9 @@ export function prometheusMetrics(build: BuildInfo): PrometheusMetrics {
       feed.exportSeconds.labels(format).observe(seconds)
     },
     projectionsFrom,
+    webhookAttempted: (outcome) => webhooks.attempts.labels(outcome).inc(),
+    webhookDelivered: (seconds) => webhooks.lag.observe(seconds),
+    webhooksFrom: webhooks.from,
     async scrape() {
       return { body: await registry.metrics(), contentType: registry.contentType }
     },

@@ -78,3 +78,11 @@ export function signedHeaders(secrets: string | readonly string[], id: string, t
     'webhook-signature': keys.map((key) => signature(key, id, timestampSeconds, body)).join(' '),
   }
 }
+
+/**
+ * A subscription's secret, never stored (decision 0112): `whsec_` + base64 of HMAC-SHA256(signing
+ * key, subscription id), 32 bytes. Every process with the same signing key signs with the same
+ * secret, and a leaked table or event log reveals none.
+ */
+export const derivedSecret = (signingKey: string, webhookId: string): string =>
+  SECRET_PREFIX + createHmac('sha256', signingKey).update(webhookId).digest('base64')

@@ -59,7 +59,7 @@ describe('the OpenAPI document refuses what the server refuses', () => {
     agree(await verdicts('/api/v1/zone/{slug}/history', 'months', ['012', '0', '37', '1.5', '1', '12', '36'], (t) => `/api/v1/zone/zona-3/history?months=${t}`))
   })
 
-  test('a zone: its name and its slug in any letter case are accepted by the path, the query and every briefing body schema; other forms by none', () => {
+  test('a zone: its name and its slug in any letter case are accepted by the path, the query and every body schema (briefings, webhooks); other forms by none', () => {
     const schemas = [
       parameter('/api/v1/zone/{slug}', 'get', 'slug'),
       parameter('/api/v1/zone/{slug}/history', 'get', 'slug'),
@@ -68,7 +68,8 @@ describe('the OpenAPI document refuses what the server refuses', () => {
         .map((methods) => methods.post?.requestBody?.content['application/json'].schema.properties.zone)
         .filter(Boolean),
     ] as Json[]
-    expect(schemas).toHaveLength(3 + 5)
+    // The two paths and /listings, the five briefing personas and POST /webhooks.
+    expect(schemas).toHaveLength(3 + 5 + 1)
     for (const schema of schemas) {
       for (const good of ['Zona 3', 'zona-3', 'ZONA 3', 'zona 10', 'Zona-999']) expect(accepts(schema, good), good).toBe(true)
       for (const bad of ['Zona 03', 'zona_3', 'zona3', 'Zona  3', 'zona-0', ' zona-3', 'zone-3']) expect(accepts(schema, bad), bad).toBe(false)
@@ -94,12 +95,12 @@ describe('the OpenAPI document refuses what the server refuses', () => {
     }
   })
 
-  test('every operation has a success example, and its 200 schema accepts it', () => {
+  test('every operation has a success example, and its success schema (200, or 201 for a creation) accepts it', () => {
     let operations = 0
     for (const [path, methods] of Object.entries(document.paths as Json)) {
       for (const [method, operation] of Object.entries(methods as Json)) {
         operations++
-        const media = operation.responses['200'].content
+        const media = (operation.responses['200'] ?? operation.responses['201']).content
         // A streamed file (the export): each of its media types is described, and NDJSON has an example.
         if (!media['application/json']) {
           expect(Object.keys(media), `${method} ${path}`).toEqual(['application/x-ndjson', 'text/csv', 'application/vnd.apache.parquet'])
@@ -113,6 +114,6 @@ describe('the OpenAPI document refuses what the server refuses', () => {
         for (const example of examples) expect(ajv.validate(schema, example.value), `${method} ${path}: ${JSON.stringify(ajv.errors)}`).toBe(true)
       }
     }
-    expect(operations).toBe(14)
+    expect(operations).toBe(19)
   })
 })

@@ -79,7 +79,7 @@ describe('the OpenAPI document', () => {
     for (const methods of Object.values(document.paths as Json)) {
       for (const op of Object.values(methods as Json)) {
         expect(op.security).toEqual([{ apiKey: [op['x-required-scope']] }])
-        expect(op.responses['200'].headers).toHaveProperty('X-RateLimit-Remaining')
+        expect((op.responses['200'] ?? op.responses['201']).headers).toHaveProperty('X-RateLimit-Remaining')
         expect(op.responses['401'].content['application/json'].examples).toHaveProperty('auth_required')
         expect(op.responses['429'].headers).toHaveProperty('Retry-After')
       }
@@ -118,6 +118,11 @@ describe('the OpenAPI document', () => {
       ['post', '/api/v1/briefings/landlord', () => post(keys.pro, { zone: 'Zona 1', profile: 'long_term', budget_usd: 1 }, '/api/v1/briefings/landlord')],
       ['post', '/api/v1/briefings/investor', () => post(keys.pro, { zone: 'Zona 1', profile: 'balanced', padding: 'x'.repeat(20_000) })],
       ['post', '/api/v1/briefings/investor', () => post(keys.pro, { zone: 'Zona 3', profile: 'balanced' })],
+      ['post', '/api/v1/webhooks', () => post(keys.pro, { url: 'https://hooks.example.com/a', events: ['listing.listed'], country: 'gt' }, '/api/v1/webhooks')],
+      ['post', '/api/v1/webhooks', () => post(keys.pro, { url: 'http://169.254.169.254/', events: ['listing.listed'] }, '/api/v1/webhooks')],
+      ['get', '/api/v1/webhooks', () => get('/api/v1/webhooks', keys.pro)],
+      ['delete', '/api/v1/webhooks/{id}', () => system.request('/api/v1/webhooks/whk_0000000000000000', { key: keys.pro, method: 'DELETE' })],
+      ['get', '/api/v1/webhooks/{id}/deliveries', () => get('/api/v1/webhooks/whk_0000000000000000/deliveries', keys.pro)],
     ]
     const seen = new Set<string>()
     for (const [method, path, send] of cases) {
@@ -136,7 +141,7 @@ describe('the OpenAPI document', () => {
       seen.add(`${status} ${body.error ?? 'ok'}`)
     }
     expect([...seen].sort()).toEqual(
-      ['200 ok', '400 invalid_request', '401 auth_required', '401 invalid_key', '403 scope_denied', '403 tier_required', '404 not_found', '413 payload_too_large', '429 quota_exceeded', '502 upstream_error'].sort(),
+      ['200 ok', '201 ok', '400 invalid_request', '401 auth_required', '401 invalid_key', '403 scope_denied', '403 tier_required', '404 not_found', '413 payload_too_large', '429 quota_exceeded', '502 upstream_error'].sort(),
     )
   })
 

@@ -55,6 +55,7 @@ for (const target of databaseTargets('HTTP auth')) {
         inventory: system.inventory,
         feed: system.feed,
         briefings: system.briefings,
+        webhooks: system.webhooks,
         quota: system.quota,
       }
       const forgotten = new Elysia().get('/forgotten', () => ({ ok: true, secret: 'data' }))

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { buildApp } from '../../src/app.ts'
 import { openKeyIndex, openListingInventory, openReadyZones } from '../../src/read-models.ts'
+import { webhookServiceOn } from '../../src/services.ts'
 import { listingFeedOn } from '../../src/listings/feed-deps.ts'
 import { storageOn, type Storage } from '../../src/storage.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
@@ -45,6 +46,7 @@ describe('a bug inside a handler', () => {
       zones,
       inventory: await openListingInventory(storage, () => {}),
       feed: listingFeedOn(storage),
+      webhooks: webhookServiceOn(storage, null, { allowHttp: false }, systemClock, cryptoRandom),
       briefings: {
         brief: async () => {
           throw new Error('not used here')

@@ -155,6 +155,7 @@ for (const adapter of adapters) {
         inventory: system.inventory,
         feed: system.feed,
         briefings: system.briefings,
+        webhooks: system.webhooks,
         quota: system.quota,
       })
       const get = (key: string) =>

@@ -23,6 +23,13 @@ import type { ListingInventory } from '../../projections/listings/inventory.ts'
 import type { BriefingService } from '../../src/briefings/service.ts'
 import { type BriefingWriter, localAnalyst } from '../../src/domain/briefings/writer.ts'
 import type { Metrics } from '../../src/metrics/port.ts'
+import type { WebhookService } from '../../src/webhooks/service.ts'
+import type { DeliveryOptions } from '../../src/webhooks/outbound.ts'
+import { webhookServiceOn } from '../../src/services.ts'
+
+/** The signing key of test systems; their webhooks may reach a receiver on this machine (WEBHOOKS_ALLOW_LOCAL). */
+export const TEST_SIGNING_KEY = 'test-signing-key-0123456789abcdefghijklmnop'
+export const LOCAL_DELIVERY: DeliveryOptions = { allowHttp: true, allowPrivate: true }
 
 export type TestSystem = {
   storage: Storage
@@ -34,6 +41,7 @@ export type TestSystem = {
   inventory: ListingInventory
   feed: ListingFeed
   briefings: BriefingService
+  webhooks: WebhookService
   app: ReturnType<typeof buildApp>
   logs: string[]
   operator: OperatorContext
@@ -58,6 +66,8 @@ export type TestSystemOptions = {
   batches?: BatchGuarantee
   /** Where requests, appends and briefings are reported (as with METRICS_PORT); none by default. */
   metrics?: Metrics
+  /** How webhook calls trust a target: a local receiver allowed unless told (production: `{ allowHttp: false }`). */
+  webhookDelivery?: DeliveryOptions
 }
 
 /**
@@ -91,6 +101,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
   )
   const health = monitorServer(storage)
   const feed = listingFeedOn(storage, options.metrics)
+  const webhooks = webhookServiceOn(storage, TEST_SIGNING_KEY, options.webhookDelivery ?? LOCAL_DELIVERY, clock, cryptoRandom)
   const app = buildApp({
     keys,
     limiter: options.limiter ?? memoryRateLimiter(),
@@ -102,6 +113,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     inventory,
     feed,
     briefings,
+    webhooks,
     quota,
     health,
     metrics: options.metrics,
@@ -124,6 +136,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     inventory,
     feed,
     briefings,
+    webhooks,
     app,
     logs,
     operator,

@@ -9,7 +9,7 @@ import { API_PREFIX } from '../../src/http/routing.ts'
  * operation's first documented example.
  */
 export type OperationRequest = {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'DELETE'
   /** `/api/v1/zone/:slug` */
   route: string
   /** `/api/v1/zone/{slug}` */
@@ -18,9 +18,14 @@ export type OperationRequest = {
   /** `/api/v1/zone/zona-3` */
   path: string
   body?: string
-  /** The 200 is a streamed file (NDJSON by default), not one JSON document. */
+  /** The success is a streamed file (NDJSON by default), not one JSON document. */
   streamed: boolean
+  /** The success status: 200, or 201 for an operation that creates. */
+  okStatus: number
 }
+
+/** The example webhook id the documented paths carry: a spec that needs the webhook to exist creates one and puts its id in its place. */
+export const EXAMPLE_WEBHOOK_ID = 'whk_4Kq9TzR2mXb7Lp3N'
 
 const exampleOf = (schema: unknown): string => {
   const examples = (schema as { examples?: unknown[] }).examples
@@ -45,5 +50,6 @@ export const OPERATIONS: OperationRequest[] = API_OPERATIONS.map(({ method, path
     path: `${API_PREFIX}${path.replace(/:(\w+)/g, (_, name: string) => exampleOf(params[name]))}${requiredQuery(spec.inputs?.query)}`,
     ...(example === undefined ? {} : { body: JSON.stringify(example) }),
     streamed: spec.okMedia !== undefined,
+    okStatus: spec.okStatus ?? 200,
   }
 })

@@ -7,10 +7,15 @@ export type RawResponse = { status: number; headers: Map<string, string>; body: 
  * fresh TCP connection, byte for byte as written: no client library normalises the request target,
  * the Host header or the framing. Adds `Connection: close` and reads the answer until the server
  * closes. Only Content-Length and chunked bodies are decoded (all the server sends).
+ *
+ * The client half-closes its side once the request is written, unless `keepOpen`: Bun takes a
+ * half-closed connection for a client that left, and drops the answer of a handler still waiting on
+ * the network (a webhook ping); a client that waits for its answer keeps its side open.
  */
-export function rawRequest(port: number, head: string, body = '', timeoutMs = 10_000): Promise<RawResponse> {
+export function rawRequest(port: number, head: string, body = '', timeoutMs = 10_000, keepOpen = false): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(`${head}\r\nConnection: close\r\n\r\n${body}`))
+    const text = `${head}\r\nConnection: close\r\n\r\n${body}`
+    const socket = connect(port, '127.0.0.1', () => (keepOpen ? socket.write(text) : socket.end(text)))
     const chunks: Buffer[] = []
     let failure: Error | null = null
     let timedOut = false

@@ -59,6 +59,8 @@ export type NoteZoneFigure = {
   medianPpm2Cents: number | null
   /** When the change was seen (ISO 8601, UTC), from the shell's clock. */
   at: string
+  /** The log position of the change that moved the figure: a worker that restarts finds the alert it already decided for it. */
+  position?: number
 }
 
 const Usd = Type.Number({ description: 'USD per m², 2 decimals: the published median_ppm2_usd' })
@@ -78,6 +80,8 @@ export const ZoneAlertEventSchemas = {
     /** The threshold it reached, in percent. */
     threshold_pct: Type.Number(),
     at: At,
+    /** The log position of the change after which the figure was read (the webhook's id is derived from it). */
+    position: Type.Optional(Type.Integer({ minimum: 0 })),
   }),
 }
 type Schemas = typeof ZoneAlertEventSchemas
@@ -155,6 +159,7 @@ export function decideZoneAlert(command: NoteZoneFigure, state: ZoneAlerts): Zon
         change_pct: changePct(nowUsd, sentUsd),
         threshold_pct: percentOfThreshold(subscription.thresholdBp),
         at: command.at,
+        ...(command.position === undefined ? {} : { position: command.position }),
       },
     },
   ]
