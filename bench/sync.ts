@@ -148,7 +148,13 @@ async function exportAll(format: string): Promise<ExportRun> {
   const load = loadAverage()
   const at = performance.now()
   const { result, peakMiB } = await peakRss(async () => {
-    const response = await fetch(api(`/listings/export?format=${format}`), { headers })
+    let response = await fetch(api(`/listings/export?format=${format}`), { headers })
+    // A 503 says to retry after a second (Retry-After): as a client would, twice at most; counted in the time.
+    for (let retry = 0; response.status === 503 && retry < 2; retry++) {
+      log(`  ${format}: 503 ${await response.text()}; retrying`)
+      await sleep(1000)
+      response = await fetch(api(`/listings/export?format=${format}`), { headers })
+    }
     if (response.status !== 200) throw new Error(`export ${format}: ${response.status} ${await response.text()}`)
     const reader = response.body!.getReader()
     const parts: Uint8Array[] = []

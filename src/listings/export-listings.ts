@@ -14,6 +14,12 @@ import { exportInputs, filterOf } from './feed-query.ts'
 import type { ListingFeed, ListingFeedDeps } from './feed-deps.ts'
 
 const EXTENSIONS: Record<ExportFormat, string> = { ndjson: 'ndjson', csv: 'csv', parquet: 'parquet' }
+/**
+ * Listings read before the headers are sent. A chunk of 2,000 read there from a cold cache took more
+ * than the request's 1.5 s budget at 1M listings beside load (a 503 instead of an export): a tenth of it
+ * answers in a tenth of the time.
+ */
+const FIRST_CHUNK = 200
 
 /**
  * The export's body: the format's start, a chunk of records per chunk of the snapshot as the client
@@ -114,7 +120,8 @@ export const exportListings = defineOperation({
     const filter = filterOf(query)
     const view = await deps.feed.changes.view()
     const cursor = encodeCursor(await storeIdentity(deps.feed.store), view.position)
-    const chunks = deps.feed.changes.snapshot(view, filter, deps.feed.exportChunk)
+    // A small first chunk: it is read before the headers, within the request's budget, and is the client's first bytes.
+    const chunks = deps.feed.changes.snapshot(view, filter, deps.feed.exportChunk, FIRST_CHUNK)
     // The first chunk before the headers: a database that cannot answer is a JSON error, not a cut body.
     const first = (await chunks.next()).value ?? []
     const { body, counted } = exportBody(deps.feed, query.format, cursor, first, chunks)
