@@ -1,11 +1,11 @@
 /**
  * A synthetic market of N listings written straight into the live generation of the listings read
  * model (listings, history, zones, touches and changes tables) with one set-based SQL statement per
- * chunk, for the benchmarks at a million listings (bench/listings.ts, bench/http.ts, bench/sync.ts). It writes this read model's
- * tables, so it lives here; ingesting a million listings through the event store is a separate
- * concern (and would take far longer than the searches the benchmarks measure). bench/listings-load.ts
- * proves on a sample that the rows are exactly those the listings projection writes for the
- * equivalent feed.
+ * chunk, for the benchmarks at a million listings (bench/listings.ts, bench/http.ts, bench/sync.ts).
+ * It writes this read model's tables, so it lives here; ingesting a million listings through the
+ * event store is a separate concern (and would take far longer than the searches the benchmarks
+ * measure). bench/listings-load.ts proves on a sample that the rows are exactly those the listings
+ * projection writes for the equivalent feed.
  *
  * Listing n (1…N) is a pure function of n: every attribute is drawn from `hashint8extended(n, k)`,
  * so a run resumes where an interrupted one stopped and reloads give the same rows. Distribution:
