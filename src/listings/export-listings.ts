@@ -121,7 +121,7 @@ export const exportListings = defineOperation({
     const view = await deps.feed.changes.view()
     const cursor = encodeCursor(await storeIdentity(deps.feed.store), view.position)
     // A small first chunk: it is read before the headers, within the request's budget, and is the client's first bytes.
-    const chunks = deps.feed.changes.snapshot(view, filter, deps.feed.exportChunk, FIRST_CHUNK)
+    const chunks = deps.feed.changes.snapshot(view, filter, deps.feed.exportChunk, Math.min(FIRST_CHUNK, deps.feed.exportChunk))
     // The first chunk before the headers: a database that cannot answer is a JSON error, not a cut body.
     const first = (await chunks.next()).value ?? []
     const { body, counted } = exportBody(deps.feed, query.format, cursor, first, chunks)
