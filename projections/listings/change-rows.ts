@@ -23,8 +23,10 @@ export const changesTable = (name: string) => `create table if not exists ${name
   )`
 
 export const changesIndexes = (t: ListingsTables) => [
-  // The export: each listing's latest change at or before a position.
-  `create index if not exists ${t.changes}_listing on ${t.changes} (listing_id, position desc)`,
+  // The export: each listing's latest change at or before a position, and whether it is public and where, from the
+  // index alone (an index-only scan): the table's rows are wide (the whole listing), and reading one for every change
+  // of every listing, to keep one per listing, was most of an export's time (v5: 144 s of queries for 697,000 listings of 1M).
+  `create index if not exists ${t.changes}_latest on ${t.changes} (listing_id, position desc) include (kind, country, zone_no)`,
   // A country's changes in log order, and the rare moves out of a country or zone.
   `create index if not exists ${t.changes}_country on ${t.changes} (country, position)`,
   `create index if not exists ${t.changes}_from on ${t.changes} (from_country, from_zone_no, position) where from_country is not null`,

@@ -34,6 +34,9 @@ import {
  * - changes: one row per event that changed the public inventory, at its log position (change-rows.ts):
  *   the change feed, and the snapshot as of any position (GET /listings/changes and /listings/export).
  *
+ * Version 6: the changes table's index for the export covers what decides each listing's latest
+ * change (kind, country, zone: change-rows.ts `_latest`), so the export reads the table's wide rows
+ * only for the listings it sends; rows as in version 5.
  * Version 5: the changes table is new (decision 0111); every other table as in version 4.
  * Version 4: history rows also carry the area, the bathrooms (a change of them opens a new interval,
  * fields.ts `statistical`) and `public_from`, the instant from which the listing was public (active,
@@ -281,7 +284,7 @@ function batchChanges(recorded: readonly RecordedEvent[], t: ListingsTables): Ro
 
 export const listingsProjection: Projection<keyof ListingsTables> = {
   name: 'listings',
-  version: 5,
+  version: 6,
   categories: [LISTING_CATEGORY],
   tables: { listings: 'listings', history: 'listing_history', zones: 'listing_zones', touches: 'listing_zone_touches', changes: 'listing_changes' },
   schema,

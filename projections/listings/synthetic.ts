@@ -1,11 +1,11 @@
 /**
  * A synthetic market of N listings written straight into the live generation of the listings read
- * model (listings, history and zones tables) with one set-based SQL statement per chunk, for the
- * benchmarks at a million listings (bench/listings.ts, bench/http.ts). It writes this read model's
- * tables, so it lives here; ingesting a million listings through the event store is a separate
- * concern (and would take far longer than the searches the benchmarks measure). bench/listings-load.ts
- * proves on a sample that the rows are exactly those the listings projection writes for the
- * equivalent feed.
+ * model (listings, history, zones, touches and changes tables) with one set-based SQL statement per
+ * chunk, for the benchmarks at a million listings (bench/listings.ts, bench/http.ts, bench/sync.ts).
+ * It writes this read model's tables, so it lives here; ingesting a million listings through the
+ * event store is a separate concern (and would take far longer than the searches the benchmarks
+ * measure). bench/listings-load.ts proves on a sample that the rows are exactly those the listings
+ * projection writes for the equivalent feed.
  *
  * Listing n (1…N) is a pure function of n: every attribute is drawn from `hashint8extended(n, k)`,
  * so a run resumes where an interrupted one stopped and reloads give the same rows. Distribution:
@@ -13,6 +13,12 @@
  * property types, 3-significant-digit local prices in local currency or USD, ~180 days of history
  * (0-2 price changes, verification, delisting). About 70 % end up active + verified + broker (what
  * /listings serves); the rest are scraped, unverified or delisted.
+ *
+ * Change rows (the change feed's, change-rows.ts) stand at synthetic log positions: listing n's
+ * events take positions 8n + slot, slot 1 its verification, 2 and 3 its price changes, 4 its
+ * delisting, so a listing's changes are in the order of their times and the log ends before
+ * `syntheticLogEnd(N)` (the checkpoint a fold of that log would have reached). The log is written
+ * listing by listing, not in time order across listings: the table is in position order either way.
  */
 import type { Db } from '../../src/db/port.ts'
 import { toNumber } from '../../src/db/port.ts'
@@ -21,6 +27,7 @@ import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import type { ListingDetails } from '../../src/domain/listings/listing.ts'
 import type { Country, Currency, Operation, PropertyType, Source } from '../../src/domain/market/vocabulary.ts'
 import { type ListingsTables, listingsProjection } from './projection.ts'
+import { CHANGE_FIELDS } from '../../src/domain/listings/changes.ts'
 import { DETAIL_NAMES, detailsOfRow } from './rows.ts'
 
 /** The market's end of history: fixed, so that every run loads the same rows. */
@@ -176,7 +183,18 @@ const LAST_STATUS = "case when t_del is null then 'active' else 'delisted' end"
 
 const usd = (local: string) => `round((${local})::numeric / fx_rate::numeric, 2)`
 
-/** Inserts listings $1 ≤ n < $2 into the three tables; one statement, so a chunk is all or nothing. */
+/** Log positions a listing's events take (see the top): 8n + slot, slot 0 unused. */
+const SLOTS = 8
+/** The position after the last event of listings 1…count: the checkpoint of a fold of their log. */
+export const syntheticLogEnd = (count: number) => (count + 1) * SLOTS
+/** A listing's asking price at `at`, in its currency: a price change at the instant of a verification is recorded before it. */
+const priceAt = (at: string) => `case when t_p2 <= ${at} then p2 when t_p1 <= ${at} then p1 else p0 end`
+/** The fields a synthetic price change changes (the local price, and with it the USD one), named as changeOf names them. */
+const REPRICED = CHANGE_FIELDS.filter((f) => f.columns.some((c) => c.name === 'price_local' || c.name === 'price_usd'))
+  .map((f) => f.name)
+  .join(',')
+
+/** Inserts listings $1 ≤ n < $2 into the tables (their changes too); one statement, so a chunk is all or nothing. */
 const loadChunk = (t: ListingsTables) => `
   with ${GENERATE},
   listings as (
@@ -209,6 +227,23 @@ const loadChunk = (t: ListingsTables) => `
     select distinct country, zone_no, e.at from listing cross join lateral unnest(array[t_seen, t_ver, t_p1, t_p2, t_del]) as e(at)
      where e.at is not null
     on conflict do nothing
+  ),
+  -- The changes to the public inventory (changeOf): listed by its verification if that came before any delisting (a delisting
+  -- recorded with it comes first), a price change while public (one at the instant of the verification comes before it), removed
+  -- when delisted after being listed. Each row holds the listing as it was after the change.
+  changes as (
+    insert into ${t.changes} (position, kind, fields, old_price_usd, listing_id, observed_at, source, source_id, ${DETAIL_NAMES},
+      price_local, currency, fx_rate, price_usd, verified_at, status)
+    select n * ${SLOTS} + c.slot, c.kind, c.fields, c.old_price_usd, listing_id, c.at, source, source_id, ${DETAIL_NAMES},
+           c.price, currency, fx_rate, ${usd('c.price')}, verified_at, c.status
+      from listing
+      cross join lateral (values
+        (1, 'listed', null, null::numeric, t_ver, ${priceAt('t_ver')}, 'active'),
+        (2, 'price_changed', '${REPRICED}', ${usd('p0')}, t_p1, p1, 'active'),
+        (3, 'price_changed', '${REPRICED}', ${usd('p1')}, t_p2, p2, 'active'),
+        (4, 'removed', null, null, t_del, ${LAST_PRICE}, 'delisted')
+      ) as c(slot, kind, fields, old_price_usd, at, price, status)
+     where t_ver < coalesce(t_del, 'infinity') and c.at is not null and (c.slot = 1 or c.at > t_ver)
   )
   select count(*) as listings from listing`
 
@@ -218,7 +253,16 @@ const loadZones = (t: ListingsTables) => `
   select country, zone_no, max(observed_at) from ${t.listings} group by country, zone_no
   on conflict (country, zone_no) do update set updated_at = excluded.updated_at`
 
-export type LoadSummary = { listings: number; public: number; history: number; zones: number; loadedNow: number; seconds: number; vacuumed: boolean }
+export type LoadSummary = {
+  listings: number
+  public: number
+  history: number
+  zones: number
+  changes: number
+  loadedNow: number
+  seconds: number
+  vacuumed: boolean
+}
 
 /**
  * Makes the generation's tables `t` (created by the projection's own DDL) hold exactly listings
@@ -238,7 +282,7 @@ export async function loadSyntheticListings(db: Db, t: ListingsTables, count: nu
   if (have < count) {
     const indexes = await db.query<{ name: string }>(
       `select indexname as name from pg_indexes
-        where schemaname = current_schema() and tablename in ('${t.listings}', '${t.history}') and indexname not like '%_pkey'`,
+        where schemaname = current_schema() and tablename in ('${t.listings}', '${t.history}', '${t.changes}') and indexname not like '%_pkey'`,
     )
     for (const { name } of indexes) await db.query(`drop index ${name}`)
   }
@@ -267,17 +311,19 @@ export async function loadSyntheticListings(db: Db, t: ListingsTables, count: nu
   const vacuum = loadedNow > 0 || stats?.vacuumed !== true
   if (vacuum) {
     progress('VACUUM ANALYZE …')
-    for (const table of [t.listings, t.history, t.zones]) await db.exec(`vacuum analyze ${table}`)
+    for (const table of [t.listings, t.history, t.zones, t.changes]) await db.exec(`vacuum analyze ${table}`)
   }
-  const [totals] = await db.query<{ listings: unknown; public: unknown; history: unknown; zones: unknown }>(
+  const [totals] = await db.query<{ listings: unknown; public: unknown; history: unknown; zones: unknown; changes: unknown }>(
     `select (select count(*) from ${t.listings}) as listings, (select count(*) from ${t.listings} where public) as public,
-            (select count(*) from ${t.history}) as history, (select count(*) from ${t.zones}) as zones`,
+            (select count(*) from ${t.history}) as history, (select count(*) from ${t.zones}) as zones,
+            (select count(*) from ${t.changes}) as changes`,
   )
   return {
     listings: toNumber(totals!.listings),
     public: toNumber(totals!.public),
     history: toNumber(totals!.history),
     zones: toNumber(totals!.zones),
+    changes: toNumber(totals!.changes),
     loadedNow,
     seconds: (Date.now() - started) / 1000,
     vacuumed: vacuum,

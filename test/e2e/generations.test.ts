@@ -77,7 +77,7 @@ for (const target of databaseTargets('blue/green under load')) {
     })
 
     // Slow by nature, this and the next: a whole generation built beside a server under load (17-50 s; past 60 s on the embedded store beside heavy load).
-    test('a store built by listings v1 is served from the first request and switches to v5 when it is built: no failed, no empty answer', async () => {
+    test('a store built by listings v1 is served from the first request and switches to v6 when it is built: no failed, no empty answer', async () => {
       // The store as version 1 left it, with an owner and a key (recorded as events, as the CLI would).
       const db = await open()
       const store = await openSqlEventStore(db)
@@ -100,20 +100,20 @@ for (const target of databaseTargets('blue/green under load')) {
 
       // It listened before version 5 went live: it did not wait for the build.
       const output = server.output()
-      expect(liveLine()).toContain('"generation":"v5.1"')
+      expect(liveLine()).toContain('"generation":"v6.1"')
       expect(output.indexOf('"event":"listening"')).toBeLessThan(output.indexOf('"event":"generation_live"'))
       expect(answers.filter((a) => a.status !== 200)).toEqual([])
       expect(answers.length).toBeGreaterThan(20)
 
-      // Every /zones answer is the whole of v1's or of v5's; the last ones are v5's.
+      // Every /zones answer is the whole of v1's or of v6's; the last ones are v6's.
       await server.stop()
       const check = await open()
       try {
         const rows = await listGenerations(check, ['listings'])
         const v1 = rows.find((g) => g.version === 1)!
-        const v5 = rows.find((g) => g.version === 5)!
-        expect([v1.state, v5.state]).toEqual(['previous', 'live'])
-        const [old, fresh] = [await zonesOf(check, v1, generationTables(listingsProjection, v1)), await zonesOf(check, v5, generationTables(listingsProjection, v5))]
+        const v6 = rows.find((g) => g.version === 6)!
+        expect([v1.state, v6.state]).toEqual(['previous', 'live'])
+        const [old, fresh] = [await zonesOf(check, v1, generationTables(listingsProjection, v1)), await zonesOf(check, v6, generationTables(listingsProjection, v6))]
         expect(old.count).toBeGreaterThanOrEqual(12)
         const zones = answers.filter((a) => a.path.includes('/zones?'))
         for (const answer of zones) expect([old, fresh]).toContainEqual(stable(answer.body))
@@ -137,7 +137,7 @@ for (const target of databaseTargets('blue/green under load')) {
       await new Promise((r) => setTimeout(r, 1000))
       const answers = await traffic.stop()
       expect(rebuilt.code, rebuilt.stderr).toBe(0)
-      expect(rebuilt.stdout).toMatch(/^listings v5\.2: \d+ events in [\d.]+ s \(\d+ events\/s\), promoted \(live\)$/m)
+      expect(rebuilt.stdout).toMatch(/^listings v6\.2: \d+ events in [\d.]+ s \(\d+ events\/s\), promoted \(live\)$/m)
 
       expect(answers.filter((a) => a.status !== 200)).toEqual([])
       expect(answers.length).toBeGreaterThan(20)
@@ -145,8 +145,8 @@ for (const target of databaseTargets('blue/green under load')) {
 
       const status = JSON.parse((await server.cli('projections', 'status', '--json')).stdout) as { generations: Json[] }
       expect(status.generations.filter((g) => g.projection === 'listings').map((g) => [g.generation, g.state])).toEqual([
-        ['v5.2', 'live'],
-        ['v5.1', 'previous'],
+        ['v6.2', 'live'],
+        ['v6.1', 'previous'],
         ['v1.1', 'retired'],
       ])
       // Hold, compare, promote and roll back from the CLI; the key keeps working across every switch of api_keys.
@@ -162,7 +162,7 @@ for (const target of databaseTargets('blue/green under load')) {
         expect(pruned.code, `${name}: ${pruned.stderr}`).toBe(0)
       }
       const health = (await (await fetch(`${server.url}/api/v1/health`, { headers: { authorization: `Bearer ${key}` } })).json()) as Json
-      expect(health.projections).toContainEqual({ projection: 'listings', generation: 'v5.2', state: 'live', lag_events: 0, lag_seconds: 0 })
+      expect(health.projections).toContainEqual({ projection: 'listings', generation: 'v6.2', state: 'live', lag_events: 0, lag_seconds: 0 })
     }, 180_000)
   })
 }

@@ -19,7 +19,7 @@ describe('/health reports projection lag to admin keys only', () => {
   test('admin: every live generation, its state and its lag in events and seconds, as last measured', async () => {
     const caughtUp = ['owners', 'api_keys', 'listings', 'briefing_cache', 'briefing_usage'].map((projection) => ({
       projection,
-      generation: projection === 'listings' ? 'v5.1' : projection === 'api_keys' ? 'v2.1' : 'v1.1',
+      generation: projection === 'listings' ? 'v6.1' : projection === 'api_keys' ? 'v2.1' : 'v1.1',
       state: 'live',
       lag_events: 0,
       lag_seconds: 0,

@@ -7,7 +7,7 @@ import { eventually } from '../support/eventually.ts'
 import { type Market, mountedFetch, openMarket } from '../support/market.ts'
 
 /**
- * An export reads the next chunk only when the client has taken the one before, and reports how it
+ * An export reads at most one chunk ahead of what the client has taken, and reports how it
  * ended: read to the end (`completed`) or left by the client (`cut`), with the listings and bytes
  * sent until then. Chunks of 10 listings here, so that a client can leave in the middle.
  */

@@ -38,7 +38,7 @@ const instants = [-90, -45, -30, -7, -1].map((days) => new Date(ANCHOR.getTime()
 instants.push(...bathroomChanges.slice(0, 3).map((r) => new Date(r.observed_at)), NOW)
 
 for (const target of databaseTargets('comparables upgrade')) {
-  describe(`listings v3 → v5, for comparables as of an instant, on ${target.name}`, () => {
+  describe(`listings v3 → v6, for comparables as of an instant, on ${target.name}`, () => {
     const env = storeFor(target.open, {
       seed: async (store, db) => {
         await ingestRecords(store, records, DEFAULT_FX)
@@ -47,11 +47,11 @@ for (const target of databaseTargets('comparables upgrade')) {
       projections: [listingsProjection],
     })
 
-    it('refuses comparables while v3 is live, builds v5 with no figure changed, then serves the comparables of the feed', async () => {
+    it('refuses comparables while v3 is live, builds v6 with no figure changed, then serves the comparables of the feed', async () => {
       await env.runner.prepare()
       expect((await env.runner.status()).map((g) => [g.generation, g.state])).toEqual([
         ['v3.1', 'live'],
-        ['v5.1', 'building'],
+        ['v6.1', 'building'],
       ])
       const zones = ReadyZones.follow(env.db, env.runner, (error) => {
         throw error
@@ -69,19 +69,19 @@ for (const target of databaseTargets('comparables upgrade')) {
       const before = await figuresAsOf()
 
       const [built] = await env.runner.rebuild(['listings'], { hold: true })
-      expect(built).toMatchObject({ generation: 'v5.1', outcome: 'held' })
+      expect(built).toMatchObject({ generation: 'v6.1', outcome: 'held' })
       const diff = await diffProjection(env.db, listingsProjection, NOW)
-      expect(diff.summary).toMatch(/^listings v3\.1 \(live\) → v5\.1 \(held\): 0 figure\(s\) differ in 0 of \d+ zones; 0 of \d+ public listings differ$/)
+      expect(diff.summary).toMatch(/^listings v3\.1 \(live\) → v6\.1 \(held\): 0 figure\(s\) differ in 0 of \d+ zones; 0 of \d+ public listings differ$/)
       const intervals = async (version: number) =>
         (await env.db.query<{ n: unknown }>(`select count(*) as n from ${generationTables(listingsProjection, { version, build: 1 }).history}`))[0]!.n
       expect(Number(await intervals(listingsProjection.version)) - Number(await intervals(3))).toBe(bathroomChanges.filter((r) => r.status === 'active').length)
 
       await liveTables(env.db).follow(() => {})
       try {
-        expect(await env.runner.promote('listings')).toMatchObject({ from: 'v3.1', to: 'v5.1' })
+        expect(await env.runner.promote('listings')).toMatchObject({ from: 'v3.1', to: 'v6.1' })
         await zones.settled()
         expect(await figuresAsOf()).toEqual(before)
-        expect(await new ChangeFeed(env.db).view()).toMatchObject({ generation: 'v5.1' })
+        expect(await new ChangeFeed(env.db).view()).toMatchObject({ generation: 'v6.1' })
         let shown = 0
         for (const segment of segmentsOf(records)) {
           for (const at of instants) {

@@ -29,7 +29,7 @@ const isPublic = (r: FeedRecord) => r.status === 'active' && r.source === 'broke
 const wrong = latest.filter(([, r]) => isPublic(r) && floatUsd(r.price, DEFAULT_FX[r.currency]) !== usdCents(r.price, DEFAULT_FX[r.currency]) / 100)
 
 for (const target of databaseTargets('exact money upgrade')) {
-  describe(`the exact-money upgrade of listings (v2 → v5) on ${target.name}`, () => {
+  describe(`the exact-money upgrade of listings (v2 → v6) on ${target.name}`, () => {
     const env = storeFor(target.open, {
       seed: async (store, db) => {
         await recordWithFloatUsd(store, records)
@@ -40,7 +40,7 @@ for (const target of databaseTargets('exact money upgrade')) {
       projections: [listingsProjection],
     })
 
-    it('builds v5 beside v2, shows exactly the prices and figures that change, promotes; the events stay as recorded', async () => {
+    it('builds v6 beside v2, shows exactly the prices and figures that change, promotes; the events stay as recorded', async () => {
       const eventsBefore = JSON.stringify(await env.store.readAll(0, { limit: 100_000 }))
       expect(latest.filter(([, r]) => isHalfCent(r)).length).toBeGreaterThan(700)
       expect(wrong.length).toBeGreaterThan(5)
@@ -49,10 +49,10 @@ for (const target of databaseTargets('exact money upgrade')) {
       await env.runner.prepare()
       expect((await env.runner.status()).map((g) => [g.generation, g.state])).toEqual([
         ['v2.1', 'live'],
-        ['v5.1', 'building'],
+        ['v6.1', 'building'],
       ])
       const [built] = await env.runner.rebuild(['listings'], { hold: true })
-      expect(built).toMatchObject({ generation: 'v5.1', outcome: 'held' })
+      expect(built).toMatchObject({ generation: 'v6.1', outcome: 'held' })
       expect(await Promise.all(COUNTRIES.map((c) => listZones(env.db, c, NOW)))).toEqual(servedBefore)
 
       const diff = await diffProjection(env.db, listingsProjection, NOW)
@@ -70,10 +70,10 @@ for (const target of databaseTargets('exact money upgrade')) {
       expect(diff.zones!.figures_changed).toBeGreaterThan(0)
       expect(diff.zones!.changes.every((c) => /(median_price_usd|median_ppm2_usd|pct|change_30d\.median_ppm2_usd_(now|then))$/.test(c.field))).toBe(true)
       expect(diff.summary).toMatch(
-        new RegExp(`^listings v2\\.1 \\(live\\) → v5\\.1 \\(held\\): ${diff.zones!.figures_changed} figure\\(s\\) differ in \\d+ of \\d+ zones; ${wrong.length} of \\d+ public listings differ$`),
+        new RegExp(`^listings v2\\.1 \\(live\\) → v6\\.1 \\(held\\): ${diff.zones!.figures_changed} figure\\(s\\) differ in \\d+ of \\d+ zones; ${wrong.length} of \\d+ public listings differ$`),
       )
 
-      expect(await env.runner.promote('listings')).toMatchObject({ from: 'v2.1', to: 'v5.1' })
+      expect(await env.runner.promote('listings')).toMatchObject({ from: 'v2.1', to: 'v6.1' })
       // What the diff announced as held is what /zones serves now.
       const served = await Promise.all(COUNTRIES.map(async (c) => [c, await listZones(env.db, c, NOW)] as const))
       const zoneFields = diff.zones!.changes.filter((c) => !c.field.includes('.') && !c.field.includes('['))

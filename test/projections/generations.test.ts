@@ -87,9 +87,9 @@ for (const target of databaseTargets('projection generations')) {
         const status = await env.runner.status()
         expect(status.map((g) => [g.projection, g.generation, g.state])).toEqual([
           ['listings', 'v1.1', 'live'],
-          ['listings', 'v5.1', 'building'],
+          ['listings', 'v6.1', 'building'],
         ])
-        expect(status[0]!.note).toMatch(/frozen: this code projects listings v5/)
+        expect(status[0]!.note).toMatch(/frozen: this code projects listings v6/)
         expect(status[1]!.note).toMatch(/interrupted/)
         // Version 1's figures, from version 1's tables, until version 5 goes live.
         expect(await zona1(env.db)).toBe(1000.01)
@@ -99,7 +99,7 @@ for (const target of databaseTargets('projection generations')) {
         await expect(zoneHistory(zones, 'PA', 'zona-40', 3, NOW)).rejects.toMatchObject({ code: 'service_unavailable' })
 
         const [built] = await env.runner.rebuild(['listings'], { hold: true })
-        expect(built).toMatchObject({ projection: 'listings', generation: 'v5.1', outcome: 'held' })
+        expect(built).toMatchObject({ projection: 'listings', generation: 'v6.1', outcome: 'held' })
         expect(await zona1(env.db)).toBe(1000.01)
 
         const diff = await diffProjection(env.db, listingsProjection, NOW)
@@ -107,9 +107,9 @@ for (const target of databaseTargets('projection generations')) {
         expect(diff.zones!.changes.every((c) => c.field.includes('median_ppm2_usd') || c.field.endsWith('pct'))).toBe(true)
         // Each listing's published price per m² was already rounded once in version 1: no public field differs.
         expect(diff.listings).toMatchObject({ changed: 0, changes: [] })
-        expect(diff.summary).toMatch(/^listings v1\.1 \(live\) → v5\.1 \(held\): \d+ figure\(s\) differ in \d+ of \d+ zones; 0 of \d+ public listings differ$/)
+        expect(diff.summary).toMatch(/^listings v1\.1 \(live\) → v6\.1 \(held\): \d+ figure\(s\) differ in \d+ of \d+ zones; 0 of \d+ public listings differ$/)
 
-        // A listing recorded while v5.1 is held: promote catches it up before it goes live.
+        // A listing recorded while v6.1 is held: promote catches it up before it goes live.
         const late = aRecord({ source_id: 'late', country: 'PA', zone: 'Zona 40', price: 1_000_000, currency: 'USD', area_m2: 100, observed_at: '2026-04-02T00:00:00.000Z' })
         await ingestRecords(env.store, [late], DEFAULT_FX)
         const switched: string[] = []
@@ -117,8 +117,8 @@ for (const target of databaseTargets('projection generations')) {
         // Readers in other processes are told by NOTIFY; this one is told directly.
         await liveTables(env.db).follow(() => {})
         try {
-          expect(await env.runner.promote('listings')).toMatchObject({ from: 'v1.1', to: 'v5.1', note: null })
-          expect(switched).toEqual(['listings v5.1'])
+          expect(await env.runner.promote('listings')).toMatchObject({ from: 'v1.1', to: 'v6.1', note: null })
+          expect(switched).toEqual(['listings v6.1'])
           // Five sales now: the median is the middle one, 1000.005 exactly, published 1000.01.
           expect((await listZones(env.db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')).toMatchObject({ n_sale: 5, median_ppm2_usd: 1000.01 })
           // As of an instant, from version 5 once live; before the late listing, the four sales.
@@ -126,14 +126,14 @@ for (const target of databaseTargets('projection generations')) {
           expect((await zonesAsOf(zones, 'PA', new Date('2026-04-01T12:00:00.000Z'))).find((z) => z.zone === 'Zona 40')).toMatchObject({ n_sale: 4, median_ppm2_usd: 1000 })
 
           const back = await env.runner.rollback('listings')
-          expect(back).toMatchObject({ from: 'v5.1', to: 'v1.1', note: expect.stringMatching(/does not follow new events/) })
-          expect(switched).toEqual(['listings v5.1', 'listings v1.1'])
+          expect(back).toMatchObject({ from: 'v6.1', to: 'v1.1', note: expect.stringMatching(/does not follow new events/) })
+          expect(switched).toEqual(['listings v6.1', 'listings v1.1'])
           expect(await zona1(env.db)).toBe(1000.01)
           await expect(zonesAsOf(zones, 'PA', NOW)).rejects.toMatchObject({ code: 'service_unavailable' })
           expect((await listZones(env.db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(4)
 
           // Rollback switches between live and previous: again, and version 5 is back.
-          expect(await env.runner.rollback('listings')).toMatchObject({ from: 'v1.1', to: 'v5.1' })
+          expect(await env.runner.rollback('listings')).toMatchObject({ from: 'v1.1', to: 'v6.1' })
           expect((await listZones(env.db, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(5)
           expect((await zonesAsOf(zones, 'PA', NOW)).find((z) => z.zone === 'Zona 40')!.n_sale).toBe(5)
           zones.stop()
@@ -143,11 +143,11 @@ for (const target of databaseTargets('projection generations')) {
             projection: 'listings',
             dropped: ['v1.1'],
             tables: ['listings_v1', 'listing_history_v1', 'listing_zones_v1', 'listing_zone_touches_v1', 'listing_changes_v1'],
-            kept: ['v5.1'],
+            kept: ['v6.1'],
           })
           expect(await tableExists(env.db, 'listings_v1')).toBe(false)
           await expect(env.runner.rollback('listings')).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/no previous generation/) })
-          expect((await env.runner.status()).map((g) => [g.generation, g.state])).toEqual([['v5.1', 'live']])
+          expect((await env.runner.status()).map((g) => [g.generation, g.state])).toEqual([['v6.1', 'live']])
         } finally {
           unlisten()
           await liveTables(env.db).stop()
@@ -171,17 +171,17 @@ for (const target of databaseTargets('projection generations')) {
           const rebuilding = operator.rebuild(['listings'])
           // Readers keep the live generation, whole, while the new one fills its own tables.
           while (!(await Promise.race([rebuilding.then(() => true), Promise.resolve(false)]))) {
-            if ((await liveTables(env.db).of(listingsProjection)).id !== 'v5.1') break
+            if ((await liveTables(env.db).of(listingsProjection)).id !== 'v6.1') break
             expect(JSON.stringify(await listZones(env.db, 'GT', NOW))).toBe(answer)
             // Each read on a turn of its own, as requests arrive: a build yields between batches
             // (ApplyEngine), and a reader looping on promises alone would never let it go on.
             await new Promise((resolve) => setTimeout(resolve, 0))
           }
           const [built] = await rebuilding
-          expect(built).toMatchObject({ generation: 'v5.2', outcome: 'promoted', resumed_from: 0 })
+          expect(built).toMatchObject({ generation: 'v6.2', outcome: 'promoted', resumed_from: 0 })
           expect(built!.events).toBeGreaterThan(800)
           const promoted = await liveTables(env.db).of(listingsProjection)
-          expect(promoted.id).toBe('v5.2')
+          expect(promoted.id).toBe('v6.2')
           expect(await rowsOf(env.db, promoted)).toEqual(before)
 
           // New events reach both the live and the previous generation (a rollback is instant and current).
@@ -191,8 +191,8 @@ for (const target of databaseTargets('projection generations')) {
             return rows.length === 2 && rows.every((g) => g.lag_events === 0) && rows[0]!.position === rows[1]!.position
           })
           expect((await serving.status()).map((g) => [g.generation, g.state])).toEqual([
-            ['v5.2', 'live'],
-            ['v5.1', 'previous'],
+            ['v6.2', 'live'],
+            ['v6.1', 'previous'],
           ])
           expect(await rowsOf(env.db, await liveTables(env.db).of(listingsProjection))).toEqual(await rowsOf(env.db, live))
         } finally {
