@@ -604,6 +604,13 @@ export interface operations {
                             /** @description since it last answered */
                             seconds_since_reachable: number;
                         }[];
+                        /** @description admin keys only: the webhook delivery backlog, as last measured (null before the first measure) */
+                        webhooks?: {
+                            /** @description active webhooks with a message waiting to be delivered (failing, or being sent) */
+                            waiting_subscriptions: number;
+                            /** @description when the longest-failing of them first failed */
+                            oldest_failing_since: string | null;
+                        } | null;
                         /** Format: date-time */
                         time: string;
                     };
