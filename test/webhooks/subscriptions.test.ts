@@ -7,6 +7,7 @@ import { startTestSystem, TEST_SIGNING_KEY, type TestSystem } from '../support/a
 import { databaseTargets } from '../support/databases.ts'
 import { resolveRefs, schemaValidator } from '../support/openapi.ts'
 import { TestReceiver } from '../support/webhook-receiver.ts'
+import { eventually } from '../support/eventually.ts'
 
 /**
  * The webhook routes as a subscriber meets them (POST, GET, DELETE /webhooks, deliveries, ping): the
@@ -209,6 +210,13 @@ for (const target of databaseTargets('webhook routes')) {
       expect(statuses.every((s) => s === 201 || s === 409)).toBe(true)
       expect((await call('GET', '/webhooks', undefined, racing)).body.count).toBeLessThanOrEqual(MAX_SUBSCRIPTIONS_PER_OWNER)
       expect((await call('GET', '/webhooks', undefined, racing)).body.count).toBe(statuses.filter((s) => s === 201).length)
+    })
+
+    test('an admin key sees the delivery backlog in /health; another key does not', async () => {
+      const { key: admin } = await system.ownerWithKey('root', 'admin')
+      await eventually('the backlog is measured', async () => ((await call('GET', '/health', undefined, admin)).body.webhooks ?? null) !== null)
+      expect((await call('GET', '/health', undefined, admin)).body.webhooks).toEqual({ waiting_subscriptions: expect.any(Number), oldest_failing_since: null })
+      expect((await call('GET', '/health')).body).not.toHaveProperty('webhooks')
     })
 
     test('a webhook id that is not one is 400 naming it; an unknown one 404', async () => {
