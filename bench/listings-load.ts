@@ -8,6 +8,7 @@ import { ProjectionRunner } from '../projections/engine/runner.ts'
 import { listingsProjection } from '../projections/listings/projection.ts'
 import { advanceCheckpoint, checkpointOf } from '../projections/engine/generations.ts'
 import { CHANGE_ROW_NAMES } from '../projections/listings/change-rows.ts'
+import { comparedRows } from '../projections/listings/table-measures.ts'
 import {
   type LoadSummary,
   loadSyntheticListings,
@@ -67,17 +68,6 @@ function feedLines(g: SyntheticListing): FeedRecord[] {
 }
 
 /**
- * A table's rows as compared: as they are, except change rows, whose positions differ (the loader's
- * are synthetic, the projection's those the ingestion drew): a change row is compared by its place
- * among its listing's changes instead.
- */
-function comparedRows(schema: string, table: string, changes: string): string {
-  if (table !== changes) return `select * from ${schema}.${table}`
-  const columns = CHANGE_ROW_NAMES.split(', ').filter((name) => name !== 'position')
-  return `select ${columns.join(', ')}, row_number() over (partition by listing_id order by position) as nth from ${schema}.${table}`
-}
-
-/**
  * Loads listings 1…sample with the loader into one fresh schema, ingests the same listings as feed
  * lines through the event store and the listings projection into another, and compares the tables
  * (listings, history, zones, changes) row for row. Returns the number of rows compared; throws on any difference.
@@ -108,7 +98,7 @@ export async function checkLoader(
       [t.zones, null],
       [t.changes, 'changes'],
     ] as const) {
-      const [ours, theirs] = [comparedRows(loaded, table, t.changes), comparedRows(projected, table, t.changes)]
+      const [ours, theirs] = [comparedRows(loaded, table, t.changes, CHANGE_ROW_NAMES.split(', ')), comparedRows(projected, table, t.changes, CHANGE_ROW_NAMES.split(', '))]
       const [row] = await loadDb.query<{ only_loaded: unknown; only_projected: unknown; n: unknown }>(
         `select (select count(*) from (${ours} except all ${theirs}) x) as only_loaded,
                 (select count(*) from (${theirs} except all ${ours}) x) as only_projected,

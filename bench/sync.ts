@@ -23,9 +23,8 @@ import { parseArgs } from 'node:util'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { liveTables } from '../projections/engine/live-tables.ts'
 import { listingsProjection } from '../projections/listings/projection.ts'
-import { LISTING_COLUMNS } from '../projections/listings/search.ts'
+import { publicRecordsJsonBytes } from '../projections/listings/table-measures.ts'
 import { openPostgres } from '../src/db/postgres.ts'
-import { toNumber } from '../src/db/port.ts'
 import { checkLoader, loadListings } from './listings-load.ts'
 import { BUN, freePort, loadAverage, machine, memoryOf, quiesce, ROOT, sleep, startProcess, waitFor, writeResultsSection } from './support.ts'
 
@@ -73,10 +72,8 @@ const live = await liveTables(db).of(listingsProjection)
 async function floor(): Promise<{ seconds: number; bytes: number; load: string }> {
   const load = loadAverage()
   const at = performance.now()
-  const [row] = await db.query<{ bytes: unknown }>(
-    `select sum(length(row_to_json(r)::text) + 1) as bytes from (select ${LISTING_COLUMNS.record} from ${live.tables.listings} where public order by listing_id) r`,
-  )
-  return { seconds: (performance.now() - at) / 1000, bytes: toNumber(row!.bytes), load }
+  const bytes = await publicRecordsJsonBytes(db, live.tables)
+  return { seconds: (performance.now() - at) / 1000, bytes, load }
 }
 log('baseline: the public listings in one query …')
 const baseline = await floor()

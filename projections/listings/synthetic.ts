@@ -390,20 +390,3 @@ export async function syntheticFinalStates(db: Db, from: number, to: number): Pr
     [from, to, MARKET_END],
   )
 }
-
-/** Listings in the tables `t` (0 when they do not exist yet). */
-export async function listingCount(db: Db, t: ListingsTables): Promise<number> {
-  const [exists] = await db.query<{ present: boolean }>('select to_regclass($1) is not null as present', [t.listings])
-  if (!exists?.present) return 0
-  const [row] = await db.query<{ n: unknown }>(`select count(*) as n from ${t.listings}`)
-  return toNumber(row?.n ?? 0)
-}
-
-/** Disk taken by the listings and their history, with indexes, for people (`1234 MB`). */
-export async function listingsSize(db: Db, t: ListingsTables): Promise<string> {
-  const [row] = await db.query<{ size: string }>(
-    'select pg_size_pretty(pg_total_relation_size($1::regclass) + pg_total_relation_size($2::regclass)) as size',
-    [t.listings, t.history],
-  )
-  return row!.size
-}

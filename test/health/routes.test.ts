@@ -17,7 +17,7 @@ describe('/health reports projection lag to admin keys only', () => {
   const health = async (key: string) => (await (await system.request('/api/v1/health', { key })).json()) as Record<string, unknown>
 
   test('admin: every live generation, its state and its lag in events and seconds, as last measured', async () => {
-    const caughtUp = ['owners', 'api_keys', 'listings', 'briefing_cache', 'briefing_usage'].map((projection) => ({
+    const caughtUp = ['owners', 'api_keys', 'listings', 'briefing_cache', 'briefing_usage', 'webhooks'].map((projection) => ({
       projection,
       generation: projection === 'listings' ? 'v6.1' : projection === 'api_keys' ? 'v2.1' : 'v1.1',
       state: 'live',

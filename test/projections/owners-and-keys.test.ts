@@ -49,7 +49,7 @@ for (const target of databaseTargets('owners and keys projections')) {
       expect(await dump()).toBe(before)
       const status = await system.storage.runner.status()
       expect(status.filter((s) => s.state === 'live').map((s) => [s.projection, s.generation, s.lag_events]).sort()).toEqual(
-        ['api_keys', 'briefing_cache', 'briefing_usage', 'listings', 'owners'].map((name) => [name, name === 'listings' ? 'v6.2' : name === 'api_keys' ? 'v2.2' : 'v1.2', 0]),
+        ['api_keys', 'briefing_cache', 'briefing_usage', 'listings', 'owners', 'webhooks'].map((name) => [name, name === 'listings' ? 'v6.2' : name === 'api_keys' ? 'v2.2' : 'v1.2', 0]),
       )
     })
 
