@@ -80,7 +80,7 @@ export async function openStorage(
   let watch: StorageWatch | undefined
   if (config.databaseUrl) {
     // Probed on a connection of its own, so that a busy pool is not taken for an absent server.
-    watch = { ...dependencies, probeDb: await openPostgres(config.databaseUrl, { max: 1 }) }
+    watch = { ...dependencies, probeDb: await openPostgres(config.databaseUrl, { max: 1, patient: false }) }
     db = watchedDb(await openPostgres(config.databaseUrl), dependencies.database)
   } else {
     preparePrivateDataDir(config.dataDir)

@@ -1,5 +1,5 @@
 import postgres from 'postgres'
-import { DependencyUnavailable } from '../runtime/dependency.ts'
+import { DependencyUnavailable, inRequest } from '../runtime/dependency.ts'
 import type { Db, Row, Sql } from './port.ts'
 
 /** Socket errors and postgres.js's own connection errors: the server is not there, or went away. */
@@ -46,11 +46,49 @@ const mapped = <T>(promise: Promise<T>): Promise<T> =>
     throw mapPostgresError(error)
   })
 
+/** Seconds a connection may take to open: past it, the statements waiting for it fail (CONNECT_TIMEOUT). */
+const CONNECT_TIMEOUT_S = 2
+/**
+ * How long work outside requests (start-up, demo seeding, projections, commands) keeps opening
+ * connections for a statement whose connection did not open within CONNECT_TIMEOUT_S: postgres.js's
+ * own connect timeout, given as a whole to the work that has no request's bound.
+ */
+export const PATIENT_CONNECT_MS = 30_000
+
+/** The connection of the statement did not open in time: the statement was never sent, so it may be sent again. */
+const neverOpened = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 'CONNECT_TIMEOUT'
+
+/**
+ * Sends `statement`, and, outside requests, sends it again while its connection did not open in time,
+ * for up to PATIENT_CONNECT_MS. A PostgreSQL saturated by a busy machine can take more than
+ * CONNECT_TIMEOUT_S to open a connection; that bound is for requests, which have a second at most
+ * (src/runtime/dependency.ts): start-up work such as seeding the demo failed on it with "the
+ * read-model database is unavailable" (test/demo/seed-slow-database.test.ts). A request's statement
+ * is never sent again: it fails as before, its request answered 503. `again` says whether the
+ * statement may still be sent again (a transaction whose work began may not).
+ */
+async function sent<T>(statement: () => Promise<T>, patient: boolean, again: () => boolean = () => true): Promise<T> {
+  const began = performance.now()
+  for (;;) {
+    try {
+      return await statement()
+    } catch (error) {
+      if (!patient || !neverOpened(error) || inRequest() || !again() || performance.now() - began >= PATIENT_CONNECT_MS) throw mapPostgresError(error)
+    }
+  }
+}
+
 export type PostgresOptions = {
   /** Pool size. */
   max?: number
   /** Schema to create (if missing) and use; isolates test suites sharing one database. */
   schema?: string
+  /**
+   * Whether work outside requests waits for connections slow to open (`sent`; default true). The
+   * monitor's probes do not: a probe measures the server as it answers now. The schema is created
+   * patiently either way (opening is start-up work).
+   */
+  patient?: boolean
 }
 
 /** PostgreSQL over postgres.js. Statements are prepared (cached per connection) for speed. */
@@ -58,10 +96,9 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   // `?search_path=name` in DATABASE_URL selects (and creates) a schema, e.g. to run several stacks on one database.
   const schema = options.schema ?? new URL(url).searchParams.get('search_path') ?? undefined
   if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`)
-  const sql = postgres(url, {
+  const settings = (connectTimeout: number): postgres.Options<Record<string, postgres.PostgresType>> => ({
     max: options.max ?? 10,
-    // Seconds; the default (30) would let a server that drops packets hold every caller that long.
-    connect_timeout: 2,
+    connect_timeout: connectTimeout,
     // Seconds before a closed connection is opened again. postgres.js's default grows with every
     // failure in the pool (up to 20 s), which kept the API away for seconds after the database returned.
     backoff: () => 0.1,
@@ -74,27 +111,52 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       ...(schema ? { search_path: schema } : {}),
     },
   })
-  if (schema) await sql.unsafe(`create schema if not exists ${schema}`)
-  const wrap = (q: postgres.Sql | postgres.TransactionSql): Sql => ({
+  // Seconds; the default (30) would let a server that drops packets hold every caller that long.
+  // Work outside requests is given longer by sending its statement again (`sent`).
+  const sql = postgres(url, settings(CONNECT_TIMEOUT_S))
+  const patient = options.patient ?? true
+  /**
+   * LISTEN is never a request's: it is opened at start-up and again by postgres.js after its connection
+   * is lost, on a connection of its own, which a patient database lets take PATIENT_CONNECT_MS to open.
+   * (A LISTEN cannot be sent again as a statement is: postgres.js keeps the listener of a failed one
+   * and listens for it again by itself, which would then be told every notification twice.)
+   */
+  let listening: postgres.Sql | undefined
+  const listener = () => (patient ? (listening ??= postgres(url, settings(PATIENT_CONNECT_MS / 1000))) : sql)
+  // Opening is start-up work, for the probes' connection too.
+  if (schema) await sent(() => sql.unsafe(`create schema if not exists ${schema}`), true)
+  // Within a transaction the connection is open: its statements are sent once.
+  const wrap = (q: postgres.TransactionSql): Sql => ({
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
       const rows = await mapped(q.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }))
       return rows as unknown as T[]
     },
   })
-  const root = wrap(sql)
   return {
     kind: 'postgres',
-    query: root.query,
-    async exec(script) {
-      await mapped(sql.unsafe(script))
+    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      const rows = await sent(() => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }), patient)
+      return rows as unknown as T[]
     },
-    transaction: (work) => mapped(sql.begin((tx) => work(wrap(tx))) as Promise<never>),
+    async exec(script) {
+      await sent(() => sql.unsafe(script), patient)
+    },
+    transaction(work) {
+      // Begun again only if its work never started: the connection for BEGIN did not open.
+      let started = false
+      const begin = () =>
+        sql.begin((tx) => {
+          started = true
+          return work(wrap(tx))
+        }) as Promise<never>
+      return sent(begin, patient, () => !started)
+    },
     async listen(channel, onNotify) {
-      const listener = await mapped(sql.listen(channel, onNotify))
-      return () => listener.unlisten()
+      const listened = await mapped(listener().listen(channel, onNotify))
+      return () => listened.unlisten()
     },
     async close() {
-      await sql.end({ timeout: 5 })
+      await Promise.all([sql.end({ timeout: 5 }), listening?.end({ timeout: 5 })])
     },
   }
 }

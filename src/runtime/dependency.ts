@@ -75,6 +75,8 @@ const requests = new AsyncLocalStorage<RequestScope>()
 
 const timeLeft = (request: RequestScope): number => request.deadline - performance.now()
 
+/** Whether the caller runs as a request (`asRequest`), its calls bounded; elsewhere (start-up, projections, commands) it does not. */
+export const inRequest = (): boolean => requests.getStore() !== undefined
 /** Runs `handle` as a request: its calls to dependencies are bounded (`Dependency.call`). */
 export const asRequest = <T>(handle: () => T): T => requests.run({ deadline: performance.now() + REQUEST_BUDGET_MS, met: null }, handle)
 /**
