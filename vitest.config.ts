@@ -22,6 +22,7 @@ export const PROCESS_SPECS = [
   'test/docs/openapi.test.ts',
   'test/docs/reference.test.ts',
   'test/webhooks/receiver.test.ts',
+  'test/webhooks/outages.test.ts',
 ]
 
 export default defineConfig({
