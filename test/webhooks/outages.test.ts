@@ -7,7 +7,7 @@ import { openPostgres } from '../../src/db/postgres.ts'
 import { uniqueSchema } from '../support/databases.ts'
 import { eventually, sleep } from '../support/eventually.ts'
 import { type PrivatePostgres, startPrivatePostgres, unavailable } from '../support/private-services.ts'
-import { type RunningServer, startServer, tempDataDir } from '../support/server.ts'
+import { freePort, type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 import { cliJson } from '../support/server-pair.ts'
 import { type Received, TestReceiver } from '../support/webhook-receiver.ts'
 
@@ -41,8 +41,9 @@ const COUNTRIES = ['GT', 'SV', 'HN', 'CR', 'PA']
 const ALL_ARRIVE_MS = 150_000
 
 /**
- * Step `step` of a stream of listing changes, as a feed file's lines: six listings first seen, and
- * the listings of the step before repriced, verified or delisted, so that every kind of change flows.
+ * Step `step` of a stream of listing changes, as a feed file's lines: six verified listings first
+ * seen (public at once), and the listings of the step before repriced, changed or delisted, so that
+ * every kind of change flows.
  */
 function feedStep(prefix: string, step: number): string {
   const at = (s: number, i: number) => `2026-11-${String(10 + s).padStart(2, '0')}T10:${String(i).padStart(2, '0')}:00Z`
@@ -50,7 +51,7 @@ function feedStep(prefix: string, step: number): string {
     source: 'broker', source_id: `${prefix}-${s}-${i}`, country: COUNTRIES[i % COUNTRIES.length], zone: `Zona ${1 + (i % 3)}`,
     operation: 'Venta', property_type: 'Apartamento', price: 100_000 + 1000 * s + i, currency: 'USD', area_m2: 80, bedrooms: 2, bathrooms: 1,
     title: `Apartamento ${prefix} ${s} ${i}`, broker: { id: 'outage-brk', name: 'Corredora Outage' }, url: null,
-    listed_at: '2026-11-01T00:00:00Z', verified_at: null, status: 'active',
+    listed_at: '2026-11-01T00:00:00Z', verified_at: '2026-11-02T00:00:00Z', status: 'active',
   })
   const lines: Json[] = []
   for (let i = 0; i < 6; i++) lines.push({ ...base(step, i), observed_at: at(step, i) })
@@ -58,7 +59,7 @@ function feedStep(prefix: string, step: number): string {
     for (let i = 0; i < 6; i++) {
       const before = base(step - 1, i)
       if (i % 3 === 0) lines.push({ ...before, price: before.price - 5000, observed_at: at(step, 30 + i) })
-      if (i % 3 === 1) lines.push({ ...before, verified_at: at(step, 30 + i), observed_at: at(step, 30 + i) })
+      if (i % 3 === 1) lines.push({ ...before, bedrooms: 3, observed_at: at(step, 30 + i) })
       if (i === 5) lines.push({ ...before, status: 'delisted', observed_at: at(step, 30 + i) })
     }
   }
@@ -89,13 +90,16 @@ class Deployment {
     this.databaseUrl = withSchema.toString()
   }
 
-  /** A server process delivering webhooks (a signing key shared by all, local receivers allowed), with a data dir of its own. */
+  /**
+   * A server process delivering webhooks (a signing key shared by all, local receivers allowed), with
+   * a data dir of its own and its metrics on METRICS_PORT.
+   */
   async server(): Promise<RunningServer> {
     const dataDir = tempDataDir('mirador-webhooks-')
     this.dataDirs.push(dataDir)
     const server = await startServer({
       DATABASE_URL: this.databaseUrl, REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, ACCESS_LOG: 'off',
-      WEBHOOK_SIGNING_KEY: SIGNING_KEY, WEBHOOKS_ALLOW_LOCAL: 'on',
+      WEBHOOK_SIGNING_KEY: SIGNING_KEY, WEBHOOKS_ALLOW_LOCAL: 'on', METRICS_PORT: String(await freePort()),
     })
     this.servers.push(server)
     return server
@@ -152,6 +156,19 @@ class Deployment {
     expect(response.status, JSON.stringify(answer)).toBe(201)
     secret = answer.secret
     return { receiver, from, webhookId: answer.webhook.id }
+  }
+
+  /** How many messages `server` delivered (its `mirador_webhook_attempts_total{outcome="delivered"}`). */
+  async delivered(server: RunningServer): Promise<number> {
+    const metrics = await (await fetch(`http://127.0.0.1:${server.env.METRICS_PORT}/metrics`)).text()
+    return Number(/^mirador_webhook_attempts_total\{outcome="delivered"\} (\S+)$/m.exec(metrics)?.[1])
+  }
+
+  /** The latest attempts of a webhook (at most 100), oldest first, as GET /webhooks/{id}/deliveries shows them. */
+  async attempts(server: RunningServer, webhookId: string): Promise<Json[]> {
+    const response = await this.get(server, `/api/v1/webhooks/${webhookId}/deliveries?limit=100`)
+    expect(response.status).toBe(200)
+    return ((await response.json()) as Json).deliveries.toReversed()
   }
 
   /** Ingests step `step` of the stream through `server`'s operator socket (`mirador ingest FILE`). */
@@ -230,7 +247,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
       await deployment.database()
       const server = await deployment.server()
       await deployment.owner(server)
-      const { receiver, from } = await deployment.subscribe(server)
+      const { receiver, from, webhookId } = await deployment.subscribe(server)
       await deployment.ingest(server, 'down', 0)
       await eventually('the first step arrived', () => receiver.distinct.length > 0, ALL_ARRIVE_MS)
 
@@ -244,6 +261,11 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
 
       await expectEveryChangeDelivered(receiver, await deployment.changesAfter(server, from))
       expect(receiver.requests.length).toBeGreaterThan(beforeRestart)
+      // While it was down the same message was tried (no connection) until it got through.
+      const attempts = await deployment.attempts(server, webhookId)
+      const unreachable = attempts.filter((a) => a.outcome === 'unreachable')
+      expect(unreachable.length).toBeGreaterThan(0)
+      for (const failed of unreachable) expect(attempts.filter((a) => a.webhook_id === failed.webhook_id).at(-1)).toMatchObject({ outcome: 'delivered' })
     },
     // Ingesting takes a few seconds a step on a loaded machine, the outage 30 s, the retries 35 s.
     240_000,
@@ -285,7 +307,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
       await deployment.database()
       const server = await deployment.server()
       await deployment.owner(server)
-      const { receiver, from } = await deployment.subscribe(server)
+      const { receiver, from, webhookId } = await deployment.subscribe(server)
       await deployment.ingest(server, 'slow', 0)
       await eventually('the first step arrived', () => receiver.distinct.length > 0, ALL_ARRIVE_MS)
 
@@ -302,6 +324,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
       await expectEveryChangeDelivered(receiver, await deployment.changesAfter(server, from))
       expect(slowed.length).toBeGreaterThan(0)
       expect(resent(receiver.requests).map(([id]) => id)).toEqual(expect.arrayContaining([...new Set(slowed)]))
+      expect((await deployment.attempts(server, webhookId)).filter((a) => a.outcome === 'timeout').map((a) => a.webhook_id)).toEqual(expect.arrayContaining([...new Set(slowed)]))
     },
     // The steps, then timeouts of 5 s and retries 5 s and 30 s after them.
     240_000,
@@ -392,9 +415,13 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
 
       await expectEveryChangeDelivered(one.receiver, await deployment.changesAfter(b, one.from))
       await expectEveryChangeDelivered(two.receiver, await deployment.changesAfter(a, two.from))
-      // A line is leased to one process at a time: nothing is sent twice when no answer failed.
+      // A line is leased to one process at a time: nothing is sent twice when no answer failed, and
+      // each request is one process's delivery.
       expect(resent(one.receiver.requests)).toEqual([])
       expect(resent(two.receiver.requests)).toEqual([])
+      const byProcess = [await deployment.delivered(a), await deployment.delivered(b)]
+      expect(byProcess[0]! + byProcess[1]!).toBe(one.receiver.requests.length + two.receiver.requests.length)
+      console.info(`[webhook outages] delivered by process a: ${byProcess[0]}, by process b: ${byProcess[1]}`)
     },
     // Two server starts and six steps through the CLI on a loaded machine.
     240_000,
