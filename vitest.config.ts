@@ -23,6 +23,7 @@ export const PROCESS_SPECS = [
   'test/docs/reference.test.ts',
   'test/webhooks/receiver.test.ts',
   'test/listings/export-budget.test.ts',
+  'test/webhooks/outages.test.ts',
 ]
 
 export default defineConfig({

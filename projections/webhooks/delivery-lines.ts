@@ -6,7 +6,7 @@ import { webhooksProjection } from './subscriptions.ts'
 /**
  * Delivery state (decision 0112): operational, not a read model, so it is not rebuilt from events
  * and survives rebuilds of the subscriptions table. One line per subscription: its cursor in the
- * change feed (every change up to it delivered), the messages of the next change still to send
+ * change feed (every change up to it delivered), the messages of the next changes still to send
  * (`pending`, sent first to last), the failures of the first of them, and a lease: the process that
  * holds an unexpired lease is the only one sending for that subscription. Every write after the
  * claim is conditional on still holding the lease, so a process that lost it (it paused past the
@@ -26,7 +26,7 @@ export type Line = {
   webhookId: string
   cursor: number
   pending: Message[]
-  /** The log position of the change the pending messages are of (null: none pending). */
+  /** The log position of the last change the pending messages are of (null: none pending): the cursor once they are delivered. */
   pendingPosition: number | null
   attempts: number
   firstFailureAt: number | null
@@ -155,23 +155,35 @@ export class DeliveryLines {
     return this.changed(`update ${LINES} set cursor = greatest(cursor, $3) where webhook_id = $1 and lease_holder = $2 and pending is null returning 1`, [webhookId, holder, position])
   }
 
-  /** The messages of the change at `position`, to be sent in order before anything after it. */
-  async queue(holder: string, webhookId: string, position: number, messages: readonly Message[], now: number): Promise<boolean> {
+  /** The messages of the next changes, the last at `position`, to be sent in order before anything after it; the lease is held until `leaseUntil`. */
+  async queue(holder: string, webhookId: string, position: number, messages: readonly Message[], now: number, leaseUntil: number): Promise<boolean> {
     return this.changed(
-      `update ${LINES} set pending = $3::text::jsonb, pending_position = $4, attempts = 0, first_failure_at = null, next_attempt_at = $5
+      `update ${LINES} set pending = $3::text::jsonb, pending_position = $4, attempts = 0, first_failure_at = null, next_attempt_at = $5, lease_until = $6
         where webhook_id = $1 and lease_holder = $2 and pending is null returning 1`,
-      [webhookId, holder, JSON.stringify(messages), position, now],
+      [webhookId, holder, JSON.stringify(messages), position, now, leaseUntil],
     )
   }
 
-  /** The first pending message was delivered: the next one is due now; after the last, the cursor moves to their change. */
-  async delivered(holder: string, line: Line, now: number): Promise<Line | null> {
+  /**
+   * The first pending message was delivered (`attempt` says how): the attempt is recorded and the
+   * line moves on in one statement, one round trip; the next message is due now, and after the last
+   * the cursor moves to their change. The lease is held until `leaseUntil`. The attempt is recorded
+   * even if the lease was lost meanwhile (it happened); the line then is not changed.
+   */
+  async delivered(holder: string, line: Line, attempt: Attempt, leaseUntil: number): Promise<Line | null> {
+    await this.prepared()
     const rest = line.pending.slice(1)
     const cursor = rest.length === 0 ? line.pendingPosition! : line.cursor
     const ok = await this.changed(
-      `update ${LINES} set pending = $3::text::jsonb, pending_position = $4, cursor = $5, attempts = 0, first_failure_at = null, next_attempt_at = $6
+      `with attempt as (
+         insert into ${ATTEMPTS} (webhook_id, message_id, type, attempt, attempted_at, outcome, status, ms, detail) values ($1, $8, $9, $10, $6, $11, $12, $13, $14)
+       )
+       update ${LINES} set pending = $3::text::jsonb, pending_position = $4, cursor = $5, attempts = 0, first_failure_at = null, next_attempt_at = $6, lease_until = $7
         where webhook_id = $1 and lease_holder = $2 returning 1`,
-      [line.webhookId, holder, rest.length === 0 ? null : JSON.stringify(rest), rest.length === 0 ? null : line.pendingPosition, cursor, now],
+      [
+        line.webhookId, holder, rest.length === 0 ? null : JSON.stringify(rest), rest.length === 0 ? null : line.pendingPosition, cursor, attempt.at, leaseUntil,
+        attempt.messageId, attempt.type, attempt.attempt, attempt.outcome, attempt.status, attempt.ms, attempt.detail,
+      ],
     )
     return ok ? { ...line, cursor, pending: rest, pendingPosition: rest.length === 0 ? null : line.pendingPosition, attempts: 0, firstFailureAt: null } : null
   }
