@@ -186,6 +186,31 @@ for (const target of databaseTargets('webhook deliveries')) {
       expect(at.receiver.requests.map((r) => r.id)).toEqual([at.receiver.requests[0]!.id, at.receiver.requests[0]!.id])
     })
 
+    test('a process that dies in the middle of several changes queued together: another sends the rest, from the one in flight, in order', async () => {
+      const at = await receiver()
+      await subscribe(at, { events: ['listing.listed'], country: 'BR' })
+      const records = ['q1', 'q2', 'q3', 'q4'].map((id) => listing('BR', id))
+      await ingest(records)
+      // The second message never hears back: its sender is as if killed, the first delivered, the last two still queued.
+      at.receiver.behave = (_, count) => ({ status: 204, delayMs: count === 2 ? 60_000 : 0 })
+      const dying = worker()
+      // Whatever it does once the spec is over (its store closed) is the dead process's, not the spec's.
+      void (async () => {
+        while ((await dying.round()) && at.receiver.requests.length < 2);
+      })().catch(() => {})
+      await eventually('the second message reaches the receiver', () => at.receiver.requests.length === 2)
+      const delivery = async () => ((await (await system.request('/api/v1/webhooks', { key })).json()) as Json).webhooks.find((w: Json) => w.country === 'BR').delivery
+      // The four changes were queued at once (decision 0112, amended): three messages wait, the one in flight first.
+      expect((await delivery()).pending_messages).toBe(3)
+      const other = worker()
+      now += 31_000
+      await drain(other)
+      const [first, second, third, fourth] = at.receiver.distinct.map((r) => r.id)
+      expect(at.receiver.requests.map((r) => r.id)).toEqual([first, second, second, third, fourth])
+      expect(at.receiver.distinct.map((r) => (r.body.data as Json).listing_id)).toEqual(records.map((r) => idOf(r.source_id)))
+      expect(await delivery()).toEqual({ pending_messages: 0, failing_since: null, next_attempt_at: null })
+    })
+
     test('two workers delivering at once: every change once or more, in order, duplicates only under the same id', async () => {
       const at = await receiver()
       await subscribe(at, { events: ['listing.listed'], country: 'GT' })
