@@ -32,9 +32,10 @@ const operations: Operation[] = Object.entries(document.paths as Json).flatMap((
     parameters: ((op.parameters ?? []) as Parameter[]).filter((p) => p.in !== 'header'),
     body: op.requestBody && (resolveRefs(op.requestBody.content['application/json'].schema, document) as Json),
     documents404: '404' in op.responses,
-    // A streamed export is checked for its cursor (test/listings/export.test.ts reads every format back).
-    ok: op.responses['200'].content['application/json']
-      ? (resolveRefs(op.responses['200'].content['application/json'].schema, document) as Json)
+    // A streamed export is checked for its cursor (test/listings/export.test.ts reads every format back);
+    // a creation (POST /webhooks) answers 201.
+    ok: (op.responses['200'] ?? op.responses['201']).content['application/json']
+      ? (resolveRefs((op.responses['200'] ?? op.responses['201']).content['application/json'].schema, document) as Json)
       : { type: 'object', required: ['cursor', 'count'], properties: { cursor: { type: 'string', pattern: '^c1\\.' }, count: { type: 'integer' } } },
   })),
 )
