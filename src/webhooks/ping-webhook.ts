@@ -3,6 +3,7 @@ import { fail } from '../shared/errors.ts'
 import { ATTEMPT_EXAMPLE } from './examples.ts'
 import { type WebhookDeps, webhookInputs } from './inputs.ts'
 import { PingResponse } from './schemas.ts'
+import { webhooksOff } from './service.ts'
 
 /** POST /webhooks/{id}/ping: one signed test message, now. */
 export const pingWebhook = defineOperation({
@@ -18,6 +19,6 @@ export const pingWebhook = defineOperation({
   inputs: webhookInputs,
   ok: PingResponse,
   okExample: { ok: true, delivery: { ...ATTEMPT_EXAMPLE, webhook_id: 'ping_7fQ2kLx9Vb3RmT8s', type: 'webhook.ping' } },
-  errors: [fail.notFound('no webhook whk_4Kq9TzR2mXb7Lp3N'), fail.serviceUnavailable('webhooks are off on this server: it has no WEBHOOK_SIGNING_KEY (see the README)')],
+  errors: [fail.notFound('no webhook whk_4Kq9TzR2mXb7Lp3N'), webhooksOff()],
   handler: (deps: WebhookDeps) => async ({ caller, params }) => ({ ok: true as const, delivery: await deps.webhooks.ping(caller, params.id) }),
 })

@@ -3,7 +3,7 @@ import { handleCommandRetrying, loadAggregate } from '../eventstore/command-hand
 import type { EventStore } from '../eventstore/port.ts'
 import type { Principal } from '../http/authenticate.ts'
 import { zoneName, zoneNumberOfName } from '../domain/market/zone-name.ts'
-import { type OwnerWebhooks, type Subscription, type WebhookCommand, webhooksDecider, webhooksStream } from '../domain/webhooks/subscription.ts'
+import { existingWebhook, type OwnerWebhooks, type Subscription, type WebhookCommand, webhooksDecider, webhooksStream } from '../domain/webhooks/subscription.ts'
 import { percentOfThreshold, thresholdOfPercent } from '../domain/webhooks/zone-alert.ts'
 import { fail } from '../shared/errors.ts'
 import { parseInput } from '../shared/input-schema.ts'
@@ -25,6 +25,9 @@ export type WebhookServiceDeps = {
   random: RandomSource
 }
 
+/** The refusal of a server without a signing key (the routes' documents show it). */
+export const webhooksOff = () => fail.serviceUnavailable('webhooks are off on this server: it has no WEBHOOK_SIGNING_KEY (see the README)')
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
 /**
@@ -36,7 +39,7 @@ export class WebhookService {
   constructor(private readonly deps: WebhookServiceDeps) {}
 
   private key(): string {
-    if (this.deps.signingKey === null) throw fail.serviceUnavailable('webhooks are off on this server: it has no WEBHOOK_SIGNING_KEY (see the README)')
+    if (this.deps.signingKey === null) throw webhooksOff()
     return this.deps.signingKey
   }
 
@@ -47,9 +50,7 @@ export class WebhookService {
 
   private async own(caller: Principal, webhookId: string): Promise<Subscription> {
     const { state } = await loadAggregate(this.deps.store, webhooksStream(caller.ownerId), webhooksDecider)
-    const subscription = state.subscriptions.get(webhookId)
-    if (!subscription || subscription.status === 'deleted') throw fail.notFound(`no webhook ${webhookId}`)
-    return subscription
+    return existingWebhook(state, webhookId)
   }
 
   /** POST /webhooks: the subscription, and its signing secret, shown this once. */

@@ -3,12 +3,12 @@ import { EventStoreUnavailable } from '../eventstore/port.ts'
 import { readJsonBody } from '../http/body.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
-import { fail } from '../shared/errors.ts'
 import { parseInput } from '../shared/input-schema.ts'
 import { WEBHOOK_EXAMPLE } from './examples.ts'
 import type { WebhookDeps } from './inputs.ts'
 import { assertTarget } from './outbound.ts'
 import { SubscribeBody, SubscribedResponse } from './schemas.ts'
+import { webhooksOff } from './service.ts'
 
 const tooMany = refusalOf(() =>
   webhooksDecider.decide(
@@ -49,7 +49,7 @@ export const subscribeWebhook = defineOperation({
     refusalOf(() => assertTarget('http://169.254.169.254/latest', { allowHttp: false })),
     tooMany,
     'payload_too_large',
-    fail.serviceUnavailable('webhooks are off on this server: it has no WEBHOOK_SIGNING_KEY (see the README)'),
+    webhooksOff(),
     new EventStoreUnavailable('example'),
   ],
   handler: (deps: WebhookDeps) => async ({ request, set, caller }) => {

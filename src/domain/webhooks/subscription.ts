@@ -109,7 +109,7 @@ function subscribed(command: Extract<WebhookCommand, { type: 'Subscribe' }>, sta
 }
 
 /** A subscription of this owner that is not deleted; anything else is not found (another owner's included). */
-function existing(state: OwnerWebhooks, webhookId: string): Subscription {
+export function existingWebhook(state: OwnerWebhooks, webhookId: string): Subscription {
   const subscription = state.subscriptions.get(webhookId)
   if (!subscription || subscription.status === 'deleted') throw fail.notFound(`no webhook ${webhookId}`)
   return subscription
@@ -120,7 +120,7 @@ export function decideWebhooks(command: WebhookCommand, state: OwnerWebhooks): W
     case 'Subscribe':
       return subscribed(command, state)
     case 'Unsubscribe': {
-      existing(state, command.webhookId)
+      existingWebhook(state, command.webhookId)
       return [{ type: 'WebhookUnsubscribed', data: { webhook_id: command.webhookId, owner_id: command.ownerId, by: command.actor, at: command.at } }]
     }
     case 'Disable': {
