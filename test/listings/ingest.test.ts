@@ -164,13 +164,15 @@ for (const [target, batches] of databaseTargets('listing ingestion').flatMap((t)
       await writeFile(path, `\uFEFF${lines.join("\n")}\n`)
       const seen: Rejection[] = []
       const progress: IngestProgress[] = []
+      const totalBytes = (await stat(path)).size
+      // readline drops the lines it reads before the loop asks for them: nothing is awaited between the two.
       const input = createReadStream(path, { encoding: 'utf8' })
       const fileLines = createInterface({ input, crlfDelay: Infinity })
       const summary = await ingestLines(
         store,
         fileLines,
         { ...options, batchSize: 2, onRejected: (r) => seen.push(r), onProgress: (p) => progress.push(p) },
-        (await stat(path)).size,
+        totalBytes,
       )
 
       expect(summary).toMatchObject({ read: 7, new: 2, changed: 1, unchanged: 1, rejected: 3 })
