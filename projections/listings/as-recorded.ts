@@ -34,6 +34,12 @@ function scratchTables(id: string): ListingsTables {
   }
 }
 
+/**
+ * The projection's `create table` as `create unlogged table`: a copy dropped at the end needs no
+ * write-ahead log (writing it made the build 2.4 times slower than with temporary tables, which skip it too).
+ */
+const unlogged = (ddl: string) => ddl.replace(/^\s*create table/i, 'create unlogged table')
+
 const kept = (cut: RecordedCut) =>
   'until' in cut ? (event: RecordedEvent) => Date.parse(event.recordedAt) <= cut.until.getTime() : (event: RecordedEvent) => event.position <= cut.through
 
@@ -57,7 +63,7 @@ export async function withListingsAsRecorded<T>(
   const last = 'through' in cut ? Math.min(cut.through, head) : head
   try {
     await db.transaction(async (tx) => {
-      for (const ddl of listingsProjection.schema(t)) await tx.query(ddl)
+      for (const ddl of listingsProjection.schema(t)) await tx.query(unlogged(ddl))
     })
     for (let after = 0; after < last; ) {
       const page = await store.readAll(after, { limit: PAGE, categories: listingsProjection.categories })
