@@ -108,6 +108,7 @@ describe('/livez and /readyz while the server starts', () => {
     }
   })
 
+  // Slow on purpose: a first start runs initdb and seeds the demo market (seconds on a quiet machine, over a minute on a busy one).
   test('a first start on an empty data directory (initdb, demo seed): /livez is never anything but 200; /readyz 503 while it starts', async () => {
     const server = await startServer({ DATA_DIR: tempDataDir(), DEMO_SEED: 'on', DEMO_LISTINGS: '1000' }, { untilListening: false })
     servers.push(server)
@@ -127,5 +128,5 @@ describe('/livez and /readyz while the server starts', () => {
     const starting = seen.filter((s) => s.path === '/readyz' && !s.listening).map((s) => s.answer)
     expect(starting).toContainEqual({ status: 503, body: STARTING, retryAfter: '1' })
     await expectReadyAfterStart(server)
-  })
+  }, 180_000)
 })
