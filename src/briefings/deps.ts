@@ -5,6 +5,7 @@ import type { Clock, RandomSource } from '../shared/random.ts'
 import type { BriefingResponse } from '../domain/briefings/answer.ts'
 import type { KeyAttempt } from '../domain/briefings/events.ts'
 import type { ZoneFactsSource } from '../domain/briefings/facts.ts'
+import type { SentRecord } from '../domain/briefings/answers.ts'
 import type { IdempotentRequest } from '../domain/briefings/idempotency.ts'
 import type { BriefingInput, Persona } from '../domain/briefings/personas/index.ts'
 import type { QuotaPolicy } from '../domain/briefings/quota.ts'
@@ -42,6 +43,8 @@ export type Ask = {
   cacheKey: string
   caller: Caller
   key: { request: IdempotentRequest; stream: string } | null
+  /** What the request sent to the store before its answer was decided (its charge, cache hit or replay): marked should it fail. */
+  sent: SentRecord[]
 }
 
 /**

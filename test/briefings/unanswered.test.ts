@@ -128,12 +128,14 @@ for (const target of databaseTargets('answered or not in audit quota')) {
       const refused = await post({ zone: 'Zona 4', profile: 'balanced' }, 'order-4')
       expect(refused.status).toBe(503)
       late.release()
+      const ofOrder4 = (a: QuotaAudit) => a.entries.filter((e) => e.idempotency_key === 'order-4').map((e) => e.answered)
+      await auditWhen((a) => expect(ofOrder4(a)).toEqual([false]))
 
       const retried = await post({ zone: 'Zona 4', profile: 'balanced' }, 'order-4')
       expect(retried.status).toBe(200)
       const { briefing_id } = (await retried.json()) as { briefing_id: string }
 
-      const audit = await auditWhen((a) => expect(a.entries.filter((e) => e.idempotency_key === 'order-4').map((e) => e.answered)).toEqual([true]))
+      const audit = await auditWhen((a) => expect(ofOrder4(a)).toEqual([true]))
       expect(audit.entries.filter((e) => e.idempotency_key === 'order-4').map((e) => [e.type, e.briefing_id, e.charged])).toEqual([['BriefingGenerated', briefing_id, true]])
     })
   })

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { quotaAudit } from '../../audit/quota.ts'
+import { quotaAudit, quotaTotals } from '../../audit/quota.ts'
 import { fail } from '../../shared/errors.ts'
 import { param, storeCommand } from '../command.ts'
 import { asOf, table } from '../text.ts'
@@ -9,7 +9,7 @@ import { until } from './params.ts'
 
 export const auditQuota = storeCommand({
   name: 'audit quota',
-  summary: 'every briefing charge, free cache hit and Idempotency-Key replay of an owner in a month, with the running total',
+  summary: 'every briefing charge, free cache hit and Idempotency-Key replay of an owner in a month, with the running total and whether its client was answered',
   params: {
     id: { ...ownerIdParam('the owner'), positional: true },
     month: param(Type.Optional(Type.String()), { placeholder: 'YYYY-MM', help: 'the UTC month (default: the month of --until, else this month)' }),
@@ -21,20 +21,11 @@ export const auditQuota = storeCommand({
     const untilMonth = a.until !== undefined && !Number.isNaN(Date.parse(a.until)) ? new Date(a.until).toISOString().slice(0, 7) : undefined
     const month = a.month ?? untilMonth ?? ctx.clock().toISOString().slice(0, 7)
     const entries = await quotaAudit(ctx.store, a.id, month, a.until)
-    return {
-      owner_id: a.id,
-      month,
-      until: a.until ?? null,
-      used: entries.at(-1)?.used ?? 0,
-      charged: entries.filter((e) => e.charged).length,
-      cache_hits: entries.filter((e) => e.type === 'BriefingServedFromCache').length,
-      replays: entries.filter((e) => e.type === 'BriefingReplayed').length,
-      entries,
-    }
+    return { owner_id: a.id, month, until: a.until ?? null, ...quotaTotals(entries), entries }
   },
   output(r) {
-    const summary = `owner ${r.owner_id}, ${r.month} ${asOf(r.until)}: ${r.charged} charged, ${r.cache_hits} served from cache, ${r.replays} replayed (Idempotency-Key), used ${r.used}`
+    const summary = `owner ${r.owner_id}, ${r.month} ${asOf(r.until)}: ${r.charged} charged, ${r.cache_hits} served from cache, ${r.replays} replayed (Idempotency-Key), ${r.not_answered} not answered, used ${r.used}`
     if (r.entries.length === 0) return summary
-    return `${table(r.entries, ['position', 'at', 'type', 'actor', 'charged', 'used', 'persona', 'verdict', 'briefing_id', 'idempotency_key'])}\n${summary}`
+    return `${table(r.entries, ['position', 'at', 'type', 'actor', 'charged', 'answered', 'used', 'persona', 'verdict', 'briefing_id', 'idempotency_key'])}\n${summary}`
   },
 })
