@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { QuotaAuditEntry } from '../../src/audit/quota.ts'
 import type { TrailLine } from '../../src/audit/trail.ts'
@@ -13,6 +15,13 @@ const clock = Object.assign(() => new Date(clock.now), { now: 0 })
 const tick = () => (clock.now += 60_000)
 
 type QuotaTable = { owner_id: string; month: string; until: string | null; used: number; charged: number; cache_hits: number; replays: number; not_answered: number; entries: QuotaAuditEntry[] }
+
+/** The fields of each table of docs/quota-ledger.md, in order: header, key, rotation, entry, closing line. */
+const documentedFields = () =>
+  readFileSync(resolve(import.meta.dirname, '../../docs/quota-ledger.md'), 'utf8')
+    .split(/\n(?=[ ]*\| field \|)/)
+    .slice(1)
+    .map((table) => [...table.matchAll(/^\s*\| `([a-z_]+)` \|/gm)].map((m) => m[1]))
 
 /** The command's text, as the CLI prints it (plus its final newline): the NDJSON file. */
 const printed = (result: unknown) => `${operatorCommand('audit quota')!.cli!.output(result as never)}\n`
@@ -110,6 +119,19 @@ for (const target of databaseTargets('quota ledger')) {
       })
       expect(table).toMatchObject({ charged: 2, cache_hits: 1, replays: 1, used: 2, not_answered: 0 })
       expect(lines).toHaveLength(1 + 2 + 1 + 4 + 1)
+    })
+
+    test('docs/quota-ledger.md defines every field of every kind of line, in the order they are printed', async () => {
+      const text = printed(await system.run('audit quota', { owner: 'acme-corp', month: '2026-05', format: 'ndjson' }))
+      const lines = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+      const fieldsOf = (line: Record<string, unknown> | undefined) => Object.keys(line!)
+      expect(documentedFields()).toEqual([
+        fieldsOf(lines[0]),
+        fieldsOf(lines.find((l) => l.record === 'key')),
+        fieldsOf(lines.find((l) => l.record === 'rotation')),
+        fieldsOf(lines.find((l) => l.record === 'entry' && l.type === 'BriefingGenerated')),
+        fieldsOf(lines.at(-1)),
+      ])
     })
 
     test('--until stops the ledger at that moment; a month before the key existed has the header and the closing line only', async () => {
