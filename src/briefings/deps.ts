@@ -1,4 +1,5 @@
 import type { EventStore } from '../eventstore/port.ts'
+import { DependencyUnavailable } from '../runtime/dependency.ts'
 import type { Principal } from '../http/authenticate.ts'
 import { echo, fail } from '../shared/errors.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
@@ -45,6 +46,21 @@ export type Ask = {
   key: { request: IdempotentRequest; stream: string } | null
   /** What the request sent to the store before its answer was decided (its charge, cache hit or replay): marked should it fail. */
   sent: SentRecord[]
+}
+
+/**
+ * Appends `record`'s event with `append`, kept in `ask.sent` unless the store's port refused the call
+ * before sending it (then nothing was recorded and there is nothing to mark). Not for a grouped
+ * append (src/eventstore/grouped-appends.ts): its event is on its way even when its caller's wait is refused.
+ */
+export async function sending<T>(ask: Ask, record: SentRecord, append: () => Promise<T>): Promise<T> {
+  ask.sent.push(record)
+  try {
+    return await append()
+  } catch (error) {
+    if (error instanceof DependencyUnavailable && !error.sent) ask.sent.splice(ask.sent.indexOf(record), 1)
+    throw error
+  }
 }
 
 /**

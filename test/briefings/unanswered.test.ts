@@ -123,6 +123,18 @@ for (const target of databaseTargets('answered or not in audit quota')) {
       expect(audit).toMatchObject({ used: usage.used, charged: before.charged + 2 })
     })
 
+    test('a cache hit recorded after its request ran out of time is free and shown as not answered', async () => {
+      const before = await system.run<QuotaAudit>('audit quota', { id: 'client', month: '2026-05' })
+      late.arm('BriefingServedFromCache')
+      const refused = await post({ zone: 'Zona 1', profile: 'balanced' })
+      expect(refused.status).toBe(503)
+      late.release()
+
+      const audit = await auditWhen((a) => expect(a.not_answered).toBe(before.not_answered + 1))
+      expect(audit.entries.slice(before.entries.length).map((e) => [e.type, e.charged, e.answered, e.used])).toEqual([['BriefingServedFromCache', false, false, before.used]])
+      expect(audit.used).toBe(before.used)
+    })
+
     test('a charge whose request got 503 and whose retry with the same Idempotency-Key got it (200) is answered', async () => {
       late.arm('BriefingGenerated')
       const refused = await post({ zone: 'Zona 4', profile: 'balanced' }, 'order-4')
