@@ -182,3 +182,15 @@ export function followLive<S>(
     },
   }
 }
+
+/** A follower of nothing: the state given, at once, for good (a read model built once, by `audit answer`). */
+export function fixedState<S>(value: S): Follower<S> {
+  return {
+    current: () => value,
+    ready: () => true,
+    latest: () => value,
+    generation: null,
+    settled: async () => {},
+    stop() {},
+  }
+}

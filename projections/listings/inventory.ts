@@ -1,5 +1,5 @@
 import { listingsProjection } from './projection.ts'
-import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
+import { type Follower, fixedState, followLive, type LiveAdvancing } from '../engine/follow.ts'
 import { generationTables } from '../engine/generations.ts'
 import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
 import { type Db, type Row, toNumber } from '../../src/db/port.ts'
@@ -9,6 +9,7 @@ import { type Estimate, estimateOf, type Subject } from '../../src/domain/market
 import { daysOnMarket, daysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
 import { ReadyBytes } from '../../src/shared/ready-bytes.ts'
 import { type ListingKey, ListingIndex } from './inventory-index.ts'
+import type { ListingsTables } from './projection.ts'
 import { LISTING_COLUMNS, type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET, recordOf, recordRow } from './search.ts'
 
 /**
@@ -158,7 +159,7 @@ export class ListingInventory {
       {
         projection: listingsProjection,
         what: 'listings',
-        load: (generation) => load(db, generation, capacity),
+        load: (generation) => load(db, generationTables(listingsProjection, generation).listings, capacity),
         advance: (state, events) => reread(db, state, idsOf(events)).then(() => state),
       },
       options.onError ?? (() => {}),
@@ -171,6 +172,14 @@ export class ListingInventory {
       throw error
     }
     return inventory
+  }
+
+  /**
+   * The public listings of `tables` as they are, followed no further: a read model built once
+   * (`audit answer`). Records are read with each page (none kept), so memory holds the index only.
+   */
+  static async ofTables(db: Db, tables: ListingsTables): Promise<ListingInventory> {
+    return new ListingInventory(db, fixedState(await load(db, tables.listings, 0)))
   }
 
   /** The page `search` asks for, as the SQL of the live generation would answer it; `now` gives days on market. */
@@ -273,9 +282,8 @@ function idsOf(events: readonly RecordedEvent[]): string[] {
   return [...ids]
 }
 
-/** The public listings of `generation`, whole (their records too when they fit in `capacity`). */
-async function load(db: Db, generation: LiveGeneration, capacity: number): Promise<Loaded> {
-  const table = generationTables(listingsProjection, generation).listings
+/** The public listings of the listings table `table`, whole (their records too when they fit in `capacity`). */
+async function load(db: Db, table: string, capacity: number): Promise<Loaded> {
   const groups = await db.query<GroupRow>(
     `select country, zone_no, operation, property_type, string_agg(listing_id || ',' || ${GROUP_FIELDS}, ',') as listings
        from ${table} where public group by country, zone_no, operation, property_type`,

@@ -7,14 +7,16 @@ import { runOperatorCommand } from '../../src/operator/commands.ts'
 import { cryptoRandom, systemClock } from '../../src/shared/random.ts'
 import { zoneRoutes } from '../../src/zones/routes.ts'
 import { estimateRoutes } from '../../src/estimates/routes.ts'
+import { listingRoutes } from '../../src/listings/routes.ts'
 import { databaseTargets } from '../support/databases.ts'
 import { adminGate } from '../support/gate.ts'
 import { aRecord, type Market, openMarket } from '../support/market.ts'
 
 /**
- * `audit answer PATH --until T`: a client quotes a figure the API served at T; later feed lines
- * (about the past, arriving after T) changed the answers since; the audit reproduces the body served
- * at T byte for byte from the events recorded by then.
+ * `audit answer PATH --until T [--at-position P]`: a client quotes a figure or a page the API served
+ * at T; later feed lines (about the past, arriving after T) changed the answers since; the audit
+ * reproduces the body served at T byte for byte from the events recorded by then, or from the events
+ * up to the position the answer was computed from.
  */
 const PATHS = [
   '/api/v1/zones?country=GT',
@@ -24,6 +26,8 @@ const PATHS = [
   '/api/v1/zone/zona-999?country=GT',
   '/api/v1/estimate?country=GT&zone=zona-1&operation=Venta&property_type=Apartamento&area_m2=100&bedrooms=2',
   '/api/v1/estimate?country=GT&zone=zona-1&operation=Venta&property_type=Apartamento&area_m2=100&as_of=2026-04-25T00:00:00Z',
+  '/api/v1/listings?country=GT&zone=zona-1&sort=price_desc&limit=5',
+  '/api/v1/listings?country=GT&operation=Venta&sort=newest&limit=200&offset=3',
 ]
 
 /** Lines about April arriving late: three new sales in Zona 1 and one in Zona 2 of Guatemala, verified (estimates compare them). */
@@ -47,15 +51,20 @@ for (const target of databaseTargets('audit answer')) {
       const { gate, authorization } = adminGate()
       const app = new Elysia()
         .use(errorPlugin({ info() {}, error() {} }))
-        .group('/api/v1', (api) => api.use(zoneRoutes({ gate, zones: market.zones, clock })).use(estimateRoutes({ gate, zones: market.zones, inventory: market.inventory, clock })))
+        .group('/api/v1', (api) =>
+          api
+            .use(zoneRoutes({ gate, zones: market.zones, clock }))
+            .use(estimateRoutes({ gate, zones: market.zones, inventory: market.inventory, clock }))
+            .use(listingRoutes({ gate, inventory: market.inventory, clock })),
+        )
       const response = await app.handle(new Request(`http://localhost${path}`, { headers: { authorization } }))
       return { status: response.status, body: await response.text() }
     }
-    const audit = (path: string, until: string) =>
+    const audit = (path: string, until: string, at_position?: number) =>
       runOperatorCommand(
         { db: market.db, store: market.store, runner: market.runner, clock: systemClock, random: cryptoRandom, progress: () => {} },
         'audit answer',
-        { path, until },
+        { path, until, ...(at_position === undefined ? {} : { at_position }) },
       ) as Promise<{ status: number; body: string }>
 
     beforeAll(async () => {
@@ -83,9 +92,32 @@ for (const target of databaseTargets('audit answer')) {
       for (const path of PATHS) expect((await audit(path, now.toISOString())).body).toBe((await get(path, () => now)).body)
     })
 
-    it('refuses a path it does not reproduce and a time without offset', async () => {
-      await expect(audit('/api/v1/listings?country=GT', at.toISOString())).rejects.toMatchObject({ code: 'invalid_request' })
+    it('reproduces an answer from the position it was computed from, whenever its events were recorded', async () => {
+      const position = await market.store.headPosition()
+      const servedAt = new Date()
+      const before = new Map<string, string>()
+      for (const path of PATHS) before.set(path, (await get(path, () => servedAt)).body)
+      // A later line about Zona 1, recorded after the answers: the same requests answer otherwise now.
+      await ingestRecords(market.store, [aRecord({ source_id: 'after-the-answers', zone: 'Zona 1', price: 2_000_000, verified_at: '2026-04-15T00:00:00.000Z' })], DEFAULT_FX)
+      await market.settle()
+      expect(await market.store.headPosition()).toBeGreaterThan(position)
+      expect((await get(PATHS[1]!, () => servedAt)).body).not.toBe(before.get(PATHS[1]!))
+
+      // Recorded long after the time given: only the position decides which events count.
+      const later = new Date(Date.now() + 86_400_000).toISOString()
+      for (const path of PATHS) expect((await audit(path, servedAt.toISOString(), position)).body).toBe(before.get(path))
+      expect((await audit(PATHS[1]!, later, position)).body).not.toBe((await get(PATHS[1]!, () => new Date(later))).body)
+    })
+
+    it('refuses a path it does not reproduce, a time without offset and a position beyond the log', async () => {
+      await expect(audit('/api/v1/listings/changes?after=c1.x', at.toISOString())).rejects.toMatchObject({ code: 'invalid_request' })
+      await expect(audit('/api/v1/briefings/personas', at.toISOString())).rejects.toMatchObject({ code: 'invalid_request' })
       await expect(audit('/api/v1/zones', '2026-04-01')).rejects.toMatchObject({ code: 'invalid_request' })
+      const head = await market.store.headPosition()
+      await expect(audit('/api/v1/zones?country=GT', at.toISOString(), head + 1)).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringContaining(`ends at position ${head}`),
+      })
     })
   })
 }
