@@ -3,17 +3,27 @@ import type { EventStore, RecordedEvent } from '../eventstore/port.ts'
 import { invalidRequest } from '../shared/errors.ts'
 import { type BriefingEvent, cacheHitStream, isBriefingEvent, quotaStream } from '../domain/briefings/events.ts'
 import { type BriefingReplayed, IDEMPOTENCY_CATEGORY, legacyReplayStream } from '../domain/briefings/idempotency.ts'
+import { answerStream, unansweredOf } from '../domain/briefings/answers.ts'
 import { Month } from '../domain/schemas.ts'
 import { isValid } from '../shared/validate.ts'
 
 export type QuotaAuditEntry = {
   position: number
+  /** The recorded event's id (lower case). */
+  event_id: string
   at: string
   type: BriefingEvent['type'] | 'BriefingReplayed'
   /** The key that asked for the briefing. */
   actor: string
   /** True for a generated briefing (one unit of quota), false for a cache hit or a replay (free). */
   charged: boolean
+  /**
+   * Whether the client got this answer: false when the request that recorded it was answered an error
+   * (e.g. 503, its append having committed after the request's time ran out) and no retry of its
+   * Idempotency-Key attempt served it since (decision 0116). A charge counts in `used` either way, as
+   * the API counts it in every later `usage`.
+   */
+  answered: boolean
   /** The resulting state: units charged in the month up to and including this entry (what the API reported then). */
   used: number
   briefing_id: string
@@ -54,56 +64,70 @@ async function replaysOnKeys(store: EventStore, ownerId: string, month: string):
   }
 }
 
+/** The entry of one audited event, `used` being the month's usage up to and including it. */
+function entryOf(record: RecordedEvent, event: AuditedEvent, used: number, unanswered: ReadonlySet<string>): QuotaAuditEntry {
+  const common = {
+    position: record.position,
+    event_id: record.id.toLowerCase(),
+    at: event.data.at,
+    type: event.type,
+    actor: event.data.key_id,
+    charged: event.type === 'BriefingGenerated',
+    answered: !unanswered.has(record.id.toLowerCase()),
+    used,
+    briefing_id: event.data.briefing_id,
+    key_id: event.data.key_id,
+    persona: event.data.persona,
+    cache_key: null,
+    writer: null,
+    model: null,
+    verdict: null,
+    idempotency_key: event.data.idempotency_key ?? null,
+  }
+  switch (event.type) {
+    case 'BriefingGenerated':
+      return { ...common, cache_key: event.data.cache_key, writer: event.data.writer, model: event.data.model, verdict: event.data.result.verdict }
+    case 'BriefingServedFromCache':
+      return { ...common, cache_key: event.data.cache_key }
+    case 'BriefingReplayed':
+      return common
+    default: {
+      const never: never = event
+      throw new Error(`unhandled ${JSON.stringify(never)}`)
+    }
+  }
+}
+
 /**
  * Every charge, free cache hit and Idempotency-Key replay of `ownerId` in `month` (YYYY-MM), in the
- * order they were recorded, optionally only those at or before `until` (ISO time), each with the
- * running total. Read from the event streams themselves, so it answers for the record, not for a
- * read model.
+ * order they were recorded, optionally only those at or before `until` (ISO time) and those at or
+ * before log position `through`, each with the running total and whether its client got it (decision
+ * 0116). Read from the event streams themselves, so it answers for the record, not for a read model.
  */
-export async function quotaAudit(store: EventStore, ownerId: string, month: string, until?: string): Promise<QuotaAuditEntry[]> {
+export async function quotaAudit(store: EventStore, ownerId: string, month: string, until?: string, through = Number.POSITIVE_INFINITY): Promise<QuotaAuditEntry[]> {
   if (!isValid(Month, month)) throw invalidRequest('month must be YYYY-MM', [{ field: 'month', message: 'Expected YYYY-MM' }])
   const limit = parseUntil(until)
 
-  const streams = await store.readStreams([quotaStream(ownerId, month), cacheHitStream(ownerId, month), legacyReplayStream(ownerId, month)])
+  const streams = await store.readStreams([quotaStream(ownerId, month), cacheHitStream(ownerId, month), legacyReplayStream(ownerId, month), answerStream(ownerId, month)])
   const replays = await replaysOnKeys(store, ownerId, month)
-  const recorded: RecordedEvent[] = [...[...streams.values()].flat(), ...replays].sort((a, b) => a.position - b.position)
+  const recorded = [...[...streams.values()].flat(), ...replays].filter((e) => e.position <= through).sort((a, b) => a.position - b.position)
+  const unanswered = unansweredOf(recorded)
   const entries: QuotaAuditEntry[] = []
   let used = 0
   for (const record of recorded) {
     const event = { type: record.type, data: record.data }
     if (!isAudited(event) || Date.parse(event.data.at) > limit) continue
     if (event.type === 'BriefingGenerated') used += 1
-    const common = {
-      position: record.position,
-      at: event.data.at,
-      type: event.type,
-      actor: event.data.key_id,
-      charged: event.type === 'BriefingGenerated',
-      used,
-      briefing_id: event.data.briefing_id,
-      key_id: event.data.key_id,
-      persona: event.data.persona,
-      cache_key: null,
-      writer: null,
-      model: null,
-      verdict: null,
-      idempotency_key: event.data.idempotency_key ?? null,
-    }
-    switch (event.type) {
-      case 'BriefingGenerated':
-        entries.push({ ...common, cache_key: event.data.cache_key, writer: event.data.writer, model: event.data.model, verdict: event.data.result.verdict })
-        break
-      case 'BriefingServedFromCache':
-        entries.push({ ...common, cache_key: event.data.cache_key })
-        break
-      case 'BriefingReplayed':
-        entries.push(common)
-        break
-      default: {
-        const never: never = event
-        throw new Error(`unhandled ${JSON.stringify(never)}`)
-      }
-    }
+    entries.push(entryOf(record, event, used, unanswered))
   }
   return entries
 }
+
+/** What a list of entries sums up to, as `audit quota` and the ledger report it: `used` is the last entry's (the API's count). */
+export const quotaTotals = (entries: readonly QuotaAuditEntry[]) => ({
+  used: entries.at(-1)?.used ?? 0,
+  charged: entries.filter((e) => e.charged).length,
+  cache_hits: entries.filter((e) => e.type === 'BriefingServedFromCache').length,
+  replays: entries.filter((e) => e.type === 'BriefingReplayed').length,
+  not_answered: entries.filter((e) => !e.answered).length,
+})

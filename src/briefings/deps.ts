@@ -1,10 +1,12 @@
 import type { EventStore } from '../eventstore/port.ts'
+import { DependencyUnavailable } from '../runtime/dependency.ts'
 import type { Principal } from '../http/authenticate.ts'
 import { echo, fail } from '../shared/errors.ts'
 import type { Clock, RandomSource } from '../shared/random.ts'
 import type { BriefingResponse } from '../domain/briefings/answer.ts'
 import type { KeyAttempt } from '../domain/briefings/events.ts'
 import type { ZoneFactsSource } from '../domain/briefings/facts.ts'
+import type { SentRecord } from '../domain/briefings/answers.ts'
 import type { IdempotentRequest } from '../domain/briefings/idempotency.ts'
 import type { BriefingInput, Persona } from '../domain/briefings/personas/index.ts'
 import type { QuotaPolicy } from '../domain/briefings/quota.ts'
@@ -42,6 +44,23 @@ export type Ask = {
   cacheKey: string
   caller: Caller
   key: { request: IdempotentRequest; stream: string } | null
+  /** What the request sent to the store before its answer was decided (its charge, cache hit or replay): marked should it fail. */
+  sent: SentRecord[]
+}
+
+/**
+ * Appends `record`'s event with `append`, kept in `ask.sent` unless the store's port refused the call
+ * before sending it (then nothing was recorded and there is nothing to mark). Not for a grouped
+ * append (src/eventstore/grouped-appends.ts): its event is on its way even when its caller's wait is refused.
+ */
+export async function sending<T>(ask: Ask, record: SentRecord, append: () => Promise<T>): Promise<T> {
+  ask.sent.push(record)
+  try {
+    return await append()
+  } catch (error) {
+    if (error instanceof DependencyUnavailable && !error.sent) ask.sent.splice(ask.sent.indexOf(record), 1)
+    throw error
+  }
 }
 
 /**

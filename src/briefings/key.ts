@@ -14,7 +14,7 @@ import {
   nextStep,
 } from '../domain/briefings/idempotency.ts'
 import type { Ask, Briefed, BriefingServiceDeps, KeyRun } from './deps.ts'
-import { FailedRecording } from './deps.ts'
+import { FailedRecording, sending } from './deps.ts'
 import type { QuotaLedger } from './ledger.ts'
 
 /** How often a request waits for another process that holds the same Idempotency-Key. */
@@ -65,8 +65,10 @@ export class KeySteps {
         return { kind: 'answered', briefed: null }
       case 'replay': {
         const data = briefingReplayed({ briefingId: step.briefingId, asker: ask.caller, persona: ask.persona.id, key: key.request.key, firstAt: step.firstAt, at: now })
+        const id = this.deps.random.uuid()
+        const record = { eventId: id, type: 'BriefingReplayed' as const, briefingId: data.briefing_id, ownerId: data.owner_id, month: data.quota_month }
         // On the key's own stream, where it was decided: replays of other keys never wait for each other.
-        await this.deps.store.append(key.stream, [{ id: this.deps.random.uuid(), type: 'BriefingReplayed', data }], 'any')
+        await sending(ask, record, () => this.deps.store.append(key.stream, [{ id, type: 'BriefingReplayed', data }], 'any'))
         return { kind: 'answered', briefed: { briefing: replayOf(step.response as BriefingResponse), replayed: true } }
       }
       case 'claim': {

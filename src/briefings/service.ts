@@ -5,6 +5,7 @@ import { DEFAULT_QUOTAS, quotaMonth, type Usage } from '../domain/briefings/quot
 import { nextTurn } from '../runtime/dependency.ts'
 import { singleFlight } from '../shared/single-flight.ts'
 import { type Ask, type Briefed, type BriefingServiceDeps, type Caller, FailedRecording, type KeyRun } from './deps.ts'
+import { AnswerMarks } from './answers.ts'
 import { KeySteps } from './key.ts'
 import { QuotaLedger } from './ledger.ts'
 import { admit, answerSteps } from './steps.ts'
@@ -36,6 +37,7 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
   const ledger = new QuotaLedger(deps.store, deps.readModel, deps.quotas ?? DEFAULT_QUOTAS)
   const step = answerSteps(deps, ledger)
   const key = new KeySteps({ ...deps, leaseMs: deps.idempotencyLeaseMs ?? DEFAULT_LEASE_MS }, ledger)
+  const marks = new AnswerMarks(deps.store, deps.clock)
   const oneRoundPerKey = singleFlight()
   const oneGenerationPerRequest = singleFlight()
 
@@ -51,7 +53,10 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
         if (briefed) return briefed
       }
     } catch (failure) {
-      throw FailedRecording.causeOf(failure)
+      const error = FailedRecording.causeOf(failure)
+      // What this request recorded stays recorded; its client gets `error` instead (decision 0116).
+      marks.unanswered(ask.sent, error)
+      throw error
     }
   }
 
@@ -66,7 +71,10 @@ export function briefingService(deps: BriefingServiceDeps): BriefingService {
       const recovered = held.continuing ? await key.recover(held, ask) : null
       const briefing = recovered ?? (await answer(ask, now, held.run).catch((refusal: unknown) => key.recoverRefused(held, ask, refusal)))
       // 7. complete the key. Should that fail, this run's charge or cache hit is recorded (a recovered one is an earlier run's).
-      return await key.complete(held, briefing).catch((error: unknown) => Promise.reject(recovered ? error : new FailedRecording(error)))
+      const completed = await key.complete(held, briefing).catch((error: unknown) => Promise.reject(recovered ? error : new FailedRecording(error)))
+      // An earlier run of the attempt may have recorded this charge or hit and answered an error.
+      if (completed && held.continuing) marks.answeredOnRetry(held, briefing.briefing_id)
+      return completed
     } catch (failure) {
       return key.release(held, failure)
     }

@@ -9,7 +9,7 @@ import { findPersona } from '../domain/briefings/personas/index.ts'
 import { quotaMonth } from '../domain/briefings/quota.ts'
 import type { BriefingDraft } from '../domain/briefings/writer.ts'
 import { Admission, type Slot } from './admission.ts'
-import { type Ask, type BriefingServiceDeps, type Caller, FailedRecording, type KeyRun, unknownPersona, unknownZone } from './deps.ts'
+import { type Ask, type BriefingServiceDeps, type Caller, FailedRecording, type KeyRun, sending, unknownPersona, unknownZone } from './deps.ts'
 import type { QuotaLedger } from './ledger.ts'
 import { unbounded } from '../runtime/dependency.ts'
 
@@ -20,9 +20,9 @@ export function admit(personaId: string, body: unknown, caller: Caller, idempote
   const input = persona.parse(body)
   const key = parseIdempotencyKey(idempotencyHeader)
   const cacheKey = cacheKeyOf(persona.id, input)
-  if (key === null) return { persona, input, cacheKey, caller, key: null }
+  if (key === null) return { persona, input, cacheKey, caller, key: null, sent: [] }
   const request = { ownerId: caller.ownerId, keyId: caller.keyId, key, persona: persona.id, requestHash: requestHashOf(requestKeyOf(persona.id, input)) }
-  return { persona, input, cacheKey, caller, key: { request, stream: idempotencyStream(caller.ownerId, key) } }
+  return { persona, input, cacheKey, caller, key: { request, stream: idempotencyStream(caller.ownerId, key) }, sent: [] }
 }
 
 /**
@@ -70,8 +70,14 @@ export function answerSteps(deps: BriefingServiceDeps, ledger: QuotaLedger) {
         const data = briefingServedFromCache({ briefingId: hit.briefing_id, asker: ask.caller, persona: ask.persona.id, cacheKey: ask.cacheKey, month, attempt: run?.attempt ?? null, at: now })
         const event = { type: 'BriefingServedFromCache', data }
         // The attempt's hit has one id: served again by a later run of the attempt, it is recorded once.
-        if (run) await store.append(stream, [{ id: attemptEventId(run.keyStream, run.attempt.attemptId, 'BriefingServedFromCache'), ...event }], 'any')
-        else await hitRecords.append(stream, { id: random.uuid(), ...event })
+        const id = run ? attemptEventId(run.keyStream, run.attempt.attemptId, 'BriefingServedFromCache') : random.uuid()
+        const record = { eventId: id, type: 'BriefingServedFromCache' as const, briefingId: hit.briefing_id, ownerId: ask.caller.ownerId, month }
+        if (run) await sending(ask, record, () => store.append(stream, [{ id, ...event }], 'any'))
+        else {
+          // Handed to the group, it is on its way even if this request's wait for it is refused.
+          ask.sent.push(record)
+          await hitRecords.append(stream, { id, ...event })
+        }
         return respond(hit, true, await usage(ask.caller, month))
       }),
 
@@ -107,7 +113,8 @@ export function answerSteps(deps: BriefingServiceDeps, ledger: QuotaLedger) {
         })
         // One charge per attempt: a later run of it that charges again is recognised by the id.
         const eventId = run ? attemptEventId(run.keyStream, run.attempt.attemptId, 'BriefingGenerated') : random.uuid()
-        const charged = await ledger.charge(ask.caller.tier, briefing, eventId, slot.usage.used, now)
+        const record = { eventId, type: 'BriefingGenerated' as const, briefingId: briefing.briefing_id, ownerId: ask.caller.ownerId, month: briefing.quota_month }
+        const charged = await sending(ask, record, () => ledger.charge(ask.caller.tier, briefing, eventId, slot.usage.used, now))
         const recorded = briefingOf(charged.briefing)
         readModel.recorded(ask.cacheKey, recorded)
         return respond(recorded, false, charged.usage)

@@ -1,6 +1,8 @@
 import { DEFAULT_LEASE_MS } from '../../src/domain/briefings/idempotency.ts'
 import type { Db } from '../../src/db/port.ts'
-import type { BatchGuarantee } from '../../src/eventstore/port.ts'
+import type { BatchGuarantee, EventStore } from '../../src/eventstore/port.ts'
+import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
+import { Dependency } from '../../src/runtime/dependency.ts'
 import { buildApp } from '../../src/app.ts'
 import type { Logger } from '../../src/runtime/log.ts'
 import type { KeyIndex } from '../../projections/owners-and-keys/key-index.ts'
@@ -66,6 +68,11 @@ export type TestSystemOptions = {
   batches?: BatchGuarantee
   /** Where requests, appends and briefings are reported (as with METRICS_PORT); none by default. */
   metrics?: Metrics
+  /**
+   * The event store as `wrap` makes it of the SQL store on `db`, watched as a server watches an event
+   * server it depends on: within a request (`asRequest`) its calls are bounded (src/runtime/dependency.ts).
+   */
+  eventStore?: (store: EventStore) => EventStore
   /** How webhook calls trust a target: a local receiver allowed unless told (production: `{ allowHttp: false }`). */
   webhookDelivery?: DeliveryOptions
 }
@@ -80,7 +87,9 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     info: (event, fields) => logs.push(JSON.stringify({ event, ...fields })),
     error: (event, fields) => logs.push(JSON.stringify({ level: 'error', event, ...fields })),
   }
-  const storage = await storageOn(db, { batches: options.batches, metrics: options.metrics })
+  const wrapped = options.eventStore?.(await openSqlEventStore(db, { batches: options.batches }))
+  const watch = wrapped && { events: new Dependency('event store', () => {}), database: new Dependency('read-model database', () => {}) }
+  const storage = await storageOn(db, { batches: options.batches, metrics: options.metrics, eventStore: wrapped, watch })
   const onError = (error: unknown) => logs.push(`background error: ${String(error)}`)
   await storage.runner.start(onError)
   const keys = await openKeyIndex(storage, onError)
