@@ -55,12 +55,23 @@ const CONNECT_TIMEOUT_S = 2
  */
 export const PATIENT_CONNECT_MS = 30_000
 
-/** The connection of the statement did not open in time: the statement was never sent, so it may be sent again. */
-const neverOpened = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 'CONNECT_TIMEOUT'
+/** PostgreSQL refused to open the connection: every slot is taken (max_connections), by this machine's other processes. */
+const NO_SLOT = '53300'
+/**
+ * The connection of the statement did not open, in time or at all for want of a slot: the statement
+ * was never sent, so it may be sent again. (53300 comes only while a connection starts.)
+ */
+const neverOpened = (error: unknown): boolean => {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === 'CONNECT_TIMEOUT' || code === NO_SLOT
+}
+/** Pause before opening again after a refusal for want of a slot (a connect timeout has waited already). */
+const SLOT_RETRY_MS = 100
 
 /**
  * Sends `statement`, and, outside requests, sends it again while its connection did not open in time,
- * for up to PATIENT_CONNECT_MS. A PostgreSQL saturated by a busy machine can take more than
+ * or could not open for want of a slot (53300, every one of max_connections taken by other
+ * processes), for up to PATIENT_CONNECT_MS. A PostgreSQL saturated by a busy machine can take more than
  * CONNECT_TIMEOUT_S to open a connection; that bound is for requests, which have a second at most
  * (src/runtime/dependency.ts): start-up work such as seeding the demo failed on it with "the
  * read-model database is unavailable" (test/demo/seed-slow-database.test.ts). A request's statement
@@ -74,6 +85,7 @@ async function sent<T>(statement: () => Promise<T>, patient: boolean, again: () 
       return await statement()
     } catch (error) {
       if (!patient || !neverOpened(error) || inRequest() || !again() || performance.now() - began >= PATIENT_CONNECT_MS) throw mapPostgresError(error)
+      if ((error as { code?: unknown }).code === NO_SLOT) await new Promise((resolve) => setTimeout(resolve, SLOT_RETRY_MS))
     }
   }
 }

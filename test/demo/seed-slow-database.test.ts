@@ -16,7 +16,8 @@ import { ANCHOR } from '../support/market.ts'
  * (src/runtime/dependency.ts), and it must not fail because PostgreSQL is slow, as it is on a busy
  * machine. test/demo/seed.test.ts once failed under load with "the read-model database is
  * unavailable": a connection that took PostgreSQL more than the 2 s of postgres.js's connect timeout
- * to open (CONNECT_TIMEOUT), a bound meant for requests.
+ * to open (CONNECT_TIMEOUT), a bound meant for requests. On a machine whose other processes took every
+ * one of PostgreSQL's connections, a CLI command failed the same way (53300, too many clients).
  */
 
 const DATABASE_URL = process.env.DATABASE_URL
@@ -78,6 +79,69 @@ async function slowToOpen(url: string) {
   }
 }
 
+/** One field of a PostgreSQL ErrorResponse: its type byte, then the text and a zero byte. */
+const errorField = (type: string, text: string) => Buffer.concat([Buffer.from(type), Buffer.from(text), Buffer.from([0])])
+/** What PostgreSQL answers a connection it has no slot for (max_connections reached): FATAL 53300, then it closes. */
+const TOO_MANY_CLIENTS = (() => {
+  const fields = Buffer.concat([
+    errorField('S', 'FATAL'),
+    errorField('V', 'FATAL'),
+    errorField('C', '53300'),
+    errorField('M', 'sorry, too many clients already'),
+    Buffer.from([0]),
+  ])
+  const length = Buffer.alloc(4)
+  length.writeInt32BE(4 + fields.length)
+  return Buffer.concat([Buffer.from('E'), length, fields])
+})()
+
+/**
+ * A TCP proxy in front of PostgreSQL that, while `full`, answers each new connection as PostgreSQL
+ * does when every one of its max_connections is taken (other processes on a busy machine); the
+ * connections opened before or after flow. `refused` counts the connections it turned away.
+ */
+async function withoutSlots(url: string) {
+  const target = new URL(url)
+  let fullUntil = 0
+  let refused = 0
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    sockets.add(client)
+    client.on('error', () => client.destroy()).on('close', () => sockets.delete(client))
+    if (Date.now() < fullUntil) {
+      refused++
+      // After the client's startup message, as PostgreSQL does.
+      client.once('data', () => client.end(TOO_MANY_CLIENTS))
+      return
+    }
+    const upstream = net.connect(Number(target.port || 5432), target.hostname)
+    sockets.add(upstream)
+    upstream.on('error', () => client.destroy()).on('close', () => client.destroy())
+    client.on('close', () => upstream.destroy())
+    client.pipe(upstream)
+    upstream.pipe(client)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const proxied = new URL(url)
+  proxied.hostname = '127.0.0.1'
+  proxied.port = String((server.address() as net.AddressInfo).port)
+  return {
+    url: (schema: string) => {
+      proxied.searchParams.set('search_path', schema)
+      return proxied.toString()
+    },
+    /** Connections opened in the next `ms` are refused for want of a slot. */
+    fullFor: (ms: number) => void (fullUntil = Date.now() + ms),
+    get refused() {
+      return refused
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
 describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open connections in time', () => {
   const cleanups: (() => Promise<unknown> | unknown)[] = []
   afterEach(async () => {
@@ -130,6 +194,28 @@ describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open con
     expect(proxy.slowlyOpened).toBeGreaterThan(0)
     expect(summary).toMatchObject({ listings: 120, new: 120, unchanged: 0 })
     expect(await seedDemo(store, { seed: 'slow', listings: 120, anchor: ANCHOR })).toMatchObject({ new: 0, changed: 0, unchanged: summary.read })
+  })
+
+  it('seeds the demo while PostgreSQL has no connection slot left (53300, too many clients) for a while', async () => {
+    const proxy = await withoutSlots(DATABASE_URL!)
+    cleanups.push(() => proxy.close())
+    const schema = uniqueSchema('slots')
+    cleanups.push(() => dropSchema(schema))
+    const db = await openPostgres(proxy.url(schema))
+    cleanups.push(() => db.close())
+    const store = await openSqlEventStore(db)
+    cleanups.push(() => store.close())
+    // Every connection the pool opens in the next 1.5 s is refused; the seeding and eight statements at
+    // once need more than the one the store has opened. (The store's LISTEN, opened before, is not
+    // opened again here: a LISTEN refused for want of a slot fails the store's opening.)
+    proxy.fullFor(1500)
+    const [summary] = await Promise.all([
+      seedDemo(store, { seed: 'slots', listings: 120, anchor: ANCHOR }),
+      ...Array.from({ length: 8 }, () => db.query('select 1 as one')),
+    ])
+
+    expect(proxy.refused).toBeGreaterThan(0)
+    expect(summary).toMatchObject({ listings: 120, new: 120, unchanged: 0 })
   })
 
   it('seeds the demo while the event log is locked for longer than a request may wait (1 s)', async () => {
