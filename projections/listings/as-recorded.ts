@@ -12,7 +12,7 @@ export type RecordedCut = { until: Date } | { through: number }
 /** How far a build has come: the log position it has read through, of the last one it reads. */
 export type BuildProgress = { through: number; last: number }
 
-/** Events read from the log at a time: the most the build holds in memory, whatever the log's size. */
+/** Events read from the log at a time: the build holds two such pages at most, whatever the log's size. */
 const PAGE = 5000
 /** Events applied in one statement list (one transaction). */
 const BATCH = 2000
@@ -46,8 +46,8 @@ const kept = (cut: RecordedCut) =>
 /**
  * The listings read model as the events of `cut` made it, built by the projection itself into
  * scratch tables, which `use` reads; for `audit answer` (src/audit/answer.ts). The log is read a page
- * at a time and each page applied in its own transaction before the next is read, so memory holds
- * one page whatever the log's size; reading between transactions also lets the embedded store, whose
+ * at a time, the next page while one is applied (in transactions of its own), so memory holds two
+ * pages whatever the log's size; reading outside the transactions also lets the embedded store, whose
  * event store and read model share one connection, serve both.
  */
 export async function withListingsAsRecorded<T>(
@@ -65,10 +65,14 @@ export async function withListingsAsRecorded<T>(
     await db.transaction(async (tx) => {
       for (const ddl of listingsProjection.schema(t)) await tx.query(unlogged(ddl))
     })
-    for (let after = 0; after < last; ) {
-      const page = await store.readAll(after, { limit: PAGE, categories: listingsProjection.categories })
+    const read = async (after: number) => (after < last ? store.readAll(after, { limit: PAGE, categories: listingsProjection.categories }) : [])
+    for (let next = read(0); ; ) {
+      const page = await next
       if (page.length === 0) break
-      after = page.at(-1)!.position
+      const after = page.at(-1)!.position
+      // The next page is read while this one is applied (on PostgreSQL, on another connection).
+      next = read(after)
+      next.catch(() => {})
       const applied = page.filter(keep)
       for (let i = 0; i < applied.length; i += BATCH) {
         const changes = listingsProjection.applyBatch!(applied.slice(i, i + BATCH), t)
