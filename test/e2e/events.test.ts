@@ -11,6 +11,7 @@ for (const batches of BATCH_GUARANTEES) {
       await server?.stop()
     })
 
+    // Slow on purpose: a dozen CLI processes (export, import into fresh stores, refusals), over a minute on a busy machine.
     test('exports the running server’s log, imports it into a fresh store, refuses a different history', async () => {
       const dataDir = initialisedDataDir()
       server = await startServer({ DATA_DIR: dataDir, DEMO_SEED: 'on', DEMO_LISTINGS: '112', ...batchesEnv(batches) })
@@ -51,6 +52,6 @@ for (const batches of BATCH_GUARANTEES) {
 
       expect((await server.cli('events', 'import')).code).toBe(2)
       expect((await server.cli('events', 'import', join(dataDir, 'missing.ndjson'))).code).toBe(2)
-    })
+    }, 180_000)
   })
 }

@@ -110,6 +110,7 @@ describe('the README, run as written against the real server on the demo market'
     }
   })
 
+  // Slow on purpose: a demo-seeded first start, then every CLI example of the README as its own process (over a minute on a busy machine).
   test('every CLI example succeeds, in order, on the store of a freshly started server', async () => {
     server = await startServer({ DATA_DIR: tempDataDir(), DEMO_SEED: 'on' })
     for (const line of cliLines.filter((l) => !retiresTheKey(l))) {
@@ -121,7 +122,7 @@ describe('the README, run as written against the real server on the demo market'
       }
     }
     expect(key).not.toBe('')
-  })
+  }, 180_000)
 
   test('the --json examples print one JSON document; the exports are files that events import takes into an empty store', async () => {
     const json = cliLines.filter((l) => / --json\b/.test(l))

@@ -169,6 +169,7 @@ const ingestionRuns = databaseTargets('ingestion killed mid-file').flatMap((targ
 )
 for (const { target, batches } of ingestionRuns) {
   describe(`ingestion killed mid-file on ${target.name}, batches ${batches}`, () => {
+    // Slow on purpose: a CLI ingest killed mid-file, then run again, on a demo market of 1,500-2,500 listings (over a minute on a busy machine).
     it('is re-run with the CLI and loses and duplicates nothing: the events are exactly those of a clean ingestion', async () => {
       const records = generateDemoFeed({ seed: 'kill-ingest', listings: target.name === 'pglite' ? 1500 : 2500, anchor: ANCHOR })
       const dir = tempDataDir('mirador-ingest-kill-')
@@ -224,6 +225,6 @@ for (const { target, batches } of ingestionRuns) {
           await db.close()
         }
       }
-    })
+    }, 180_000)
   })
 }
