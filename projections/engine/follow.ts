@@ -20,9 +20,12 @@ export type FollowSpec<S> = {
   load(generation: LiveGeneration): Promise<S>
   /**
    * The state brought up to date with events the generation now holds (the same object, changed, or
-   * a new one). Without it, every batch loads the generation whole again.
+   * a new one). Without it, every batch loads the generation whole again. `take(through)` hands over
+   * the events told of since the pass began up to the position `through` (then the pass's too; later
+   * ones stay queued): a state that says at which position it is exact calls it with its snapshot's
+   * checkpoint, so that every event that snapshot holds and was told of is known.
    */
-  advance?(state: S, events: readonly RecordedEvent[], generation: LiveGeneration): Promise<S>
+  advance?(state: S, events: readonly RecordedEvent[], generation: LiveGeneration, take: (through: number) => readonly RecordedEvent[]): Promise<S>
   /** Pause before a pass asked for while the previous one ran, given how long that took. */
   pause?: (lastPassMs: number) => number
 }
@@ -143,12 +146,19 @@ export function followLive<S>(
     if (!state || queued.length === 0) return
     const events = queued
     queued = []
+    let taken = events
+    const take = (through: number) => {
+      const more = queued.filter((event) => event.position <= through)
+      queued = queued.filter((event) => event.position > through)
+      taken = [...taken, ...more]
+      return more
+    }
     const { generation } = state
     try {
-      const value = await spec.advance!(state.value, events, generation)
+      const value = await spec.advance!(state.value, events, generation, take)
       if (state.generation === generation) state = { generation, value }
     } catch (error) {
-      queued = [...events, ...queued]
+      queued = [...taken, ...queued]
       throw error
     }
   }
