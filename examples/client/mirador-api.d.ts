@@ -1627,6 +1627,10 @@ export interface operations {
                     "Mirador-Cursor"?: string;
                     /** @description attachment, with a file name naming the place and the position */
                     "Content-Disposition"?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1770,6 +1774,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1851,6 +1859,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

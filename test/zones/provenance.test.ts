@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { ingestRecords } from '../../src/listings/ingest.ts'
 import { DEFAULT_FX } from '../../src/domain/market/fx.ts'
 import { estimateRoutes } from '../../src/estimates/routes.ts'
-import { listingRoutes } from '../../src/listings/routes.ts'
+import { listingRoutes, syncRoutes } from '../../src/listings/routes.ts'
 import { zoneRoutes } from '../../src/zones/routes.ts'
 import { finishedAnswers } from '../../src/http/finish.ts'
 import { databaseTargets } from '../support/databases.ts'
@@ -24,7 +24,10 @@ const DATA_PATHS = [
 
 /** The data routes, their answers finished (ETag, 304) as the app finishes them. */
 const dataRoutes: Parameters<typeof mountedFetch>[1] = (deps) =>
-  new Elysia().use(finishedAnswers()).use(zoneRoutes(deps)).use(estimateRoutes(deps)).use(listingRoutes(deps))
+  new Elysia().use(finishedAnswers()).use(zoneRoutes(deps)).use(estimateRoutes(deps)).use(listingRoutes(deps)).use(syncRoutes(deps))
+
+/** The change feed and the export, which also name their position in a cursor. */
+const FEED_PATHS = ['/listings/changes?country=GT', '/listings/export?country=GT']
 
 /** A public listing (verified broker) of Zona 10 the generated market does not have, seen on the day after its history. */
 const NEWCOMER = aRecord({
@@ -54,7 +57,7 @@ for (const target of databaseTargets('answer provenance')) {
       const head = await on.market.store.headPosition()
       const live = (await on.market.runner.status()).find((g) => g.projection === 'listings' && g.state === 'live')!
       expect(live.position).toBe(head)
-      for (const path of DATA_PATHS) {
+      for (const path of [...DATA_PATHS, ...FEED_PATHS]) {
         const response = await fetch(path)
         expect(response.status, path).toBe(200)
         expect(provenanceOf(response), path).toEqual({ position: head, generation: live.generation })
