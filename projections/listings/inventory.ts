@@ -153,10 +153,17 @@ export class ListingInventory {
     return (await this.estimated(country, zone, operation, propertyType, subject)).value
   }
 
-  /** `estimate`, with the position and generation of the index it was computed from. */
-  async estimated(country: string, zone: number, operation: string, propertyType: string, subject: Subject): Promise<{ value: Estimate; at: Provenance }> {
-    const { index, at } = await this.current()
-    return { value: estimateOf(index.candidates(country, zone, operation, propertyType), subject), at }
+  /**
+   * `estimate`, with the position and generation of the index it was computed from, at `since` or
+   * after (what the caller already read of the read model elsewhere: the index catches up first).
+   */
+  async estimated(country: string, zone: number, operation: string, propertyType: string, subject: Subject, since = 0): Promise<{ value: Estimate; at: Provenance }> {
+    for (;;) {
+      const loaded = await this.current()
+      const { index, at } = loaded
+      if (at.position >= since) return { value: estimateOf(index.candidates(country, zone, operation, propertyType), subject), at }
+      await this.caughtUp(loaded, at)
+    }
   }
 
   /** Resolves when every notice received so far is reflected in the answers. */

@@ -56,10 +56,12 @@ export const getEstimate = defineOperation({
       })
       ;({ value: estimate, at: from } = computed)
     } else {
-      if (!(await preparedOf(deps.zones, query.country)).value.has(zoneNo)) throw notFound()
+      const zones = await preparedOf(deps.zones, query.country)
+      if (!zones.value.has(zoneNo)) throw notFound()
       const { country, operation, property_type } = query
+      // From the inventory at the zones' position or later: a zone once seen stays known, so the 200 holds at its position.
       ;({ value: estimate, at: from } = deps.inventory.estimated
-        ? await deps.inventory.estimated(country, zoneNo, operation, property_type, subject)
+        ? await deps.inventory.estimated(country, zoneNo, operation, property_type, subject, zones.at?.position)
         : { value: await deps.inventory.estimate(country, zoneNo, operation, property_type, subject), at: undefined })
     }
     answeredFrom(set, from)
