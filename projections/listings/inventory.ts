@@ -9,6 +9,7 @@ import { LISTING_RECORD } from '../../src/domain/listings/fields.ts'
 import { type Estimate, estimateOf, type Subject } from '../../src/domain/market/estimate.ts'
 import { daysOnMarket, daysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
 import { ReadyBytes } from '../../src/shared/ready-bytes.ts'
+import { fail } from '../../src/shared/errors.ts'
 import { ListingIndex } from './inventory-index.ts'
 import { type CachedListing, cachedOf, CENTS, type GroupRow, GROUP_FIELDS, keyOf, keysOfGroups, type KeyRow, LISTED_US, RECORD_COLUMNS, type RecordRow } from './inventory-rows.ts'
 import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from './search.ts'
@@ -20,6 +21,7 @@ import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFS
 export const RECORD_CAPACITY = 50_000
 /** How long a page waits, at most, for a change its records showed to reach the index, before it is read again. */
 const CAUGHT_UP_POLL_MS = 10
+const CATCH_UP_ATTEMPTS = 100
 /** Pages kept as bytes, at most (a page of 200 listings is about 130 KB): then the kept pages start over. */
 const MAX_READY_PAGES = 200
 
@@ -97,12 +99,12 @@ export class ListingInventory {
 
   /** The page `search` asks for, as the SQL of the live generation would answer it; `now` gives days on market. */
   async search(search: ListingSearch, now: Date): Promise<ListingsResponse> {
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       const loaded = await this.current()
       const at = loaded.at
       const page = await this.pageOf(loaded, search, now.getTime())
       if (page) return page.body
-      await this.caughtUp(loaded, at)
+      await this.caughtUp(loaded, at, attempt)
     }
   }
 
@@ -114,7 +116,7 @@ export class ListingInventory {
   async searchBytes(search: ListingSearch, now: Date): Promise<{ bytes: Uint8Array; at: Provenance }> {
     const key = JSON.stringify(search)
     const nowMs = now.getTime()
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       const loaded = await this.current()
       // A change while the page is read makes it kept for the version it started from: not served again.
       const version = loaded.changes
@@ -123,7 +125,7 @@ export class ListingInventory {
       if (kept) return { bytes: kept, at }
       const page = await this.pageOf(loaded, search, nowMs)
       if (page) return { bytes: this.ready.keep(loaded, key, nowMs, page, version), at }
-      await this.caughtUp(loaded, at)
+      await this.caughtUp(loaded, at, attempt)
     }
   }
 
@@ -158,11 +160,11 @@ export class ListingInventory {
    * after (what the caller already read of the read model elsewhere: the index catches up first).
    */
   async estimated(country: string, zone: number, operation: string, propertyType: string, subject: Subject, since = 0): Promise<{ value: Estimate; at: Provenance }> {
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       const loaded = await this.current()
       const { index, at } = loaded
       if (at.position >= since) return { value: estimateOf(index.candidates(country, zone, operation, propertyType), subject), at }
-      await this.caughtUp(loaded, at)
+      await this.caughtUp(loaded, at, attempt)
     }
   }
 
@@ -187,8 +189,12 @@ export class ListingInventory {
     return this.loaded.current()
   }
 
-  /** Resolves once the listings held have moved on from `at` (the notice of a change read from the table is on its way). */
-  private async caughtUp(loaded: Loaded, at: Provenance): Promise<void> {
+  /**
+   * Resolves once the listings held have moved on from `at` (the notice of a change read from the
+   * table is on its way); a request that waited CATCH_UP_ATTEMPTS times is answered 503 rather than late.
+   */
+  private async caughtUp(loaded: Loaded, at: Provenance, attempt: number): Promise<void> {
+    if (attempt >= CATCH_UP_ATTEMPTS) throw fail.serviceUnavailable('the listings are catching up with the log; retry in a moment', 1)
     await this.loaded.settled()
     if (this.loaded.latest() === loaded && loaded.at === at) await new Promise((resolve) => setTimeout(resolve, CAUGHT_UP_POLL_MS))
   }
