@@ -763,6 +763,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -809,6 +813,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -943,6 +951,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1034,6 +1046,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1181,6 +1197,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1239,6 +1259,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1404,6 +1428,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1465,6 +1493,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1595,6 +1627,10 @@ export interface operations {
                     "Mirador-Cursor"?: string;
                     /** @description attachment, with a file name naming the place and the position */
                     "Content-Disposition"?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1738,6 +1774,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1819,6 +1859,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1973,6 +2017,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2066,6 +2114,10 @@ export interface operations {
                     ETag?: string;
                     /** @description `Accept-Encoding` on answers of 1 KiB or more, which are compressed (br or gzip) when the client accepts it */
                     Vary?: string;
+                    /** @description the log position the read model reflected when the answer was computed: every event at or below it and none above is in the data it came from (`audit answer --at-position` reproduces the answer from the events up to it) */
+                    "Mirador-Position"?: string;
+                    /** @description the read model generation the answer came from (`v6.1`), as `projections status` names it */
+                    "Mirador-Generation"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

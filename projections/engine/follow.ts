@@ -20,9 +20,12 @@ export type FollowSpec<S> = {
   load(generation: LiveGeneration): Promise<S>
   /**
    * The state brought up to date with events the generation now holds (the same object, changed, or
-   * a new one). Without it, every batch loads the generation whole again.
+   * a new one). Without it, every batch loads the generation whole again. `take(through)` hands over
+   * the events told of since the pass began up to the position `through` (then the pass's too; later
+   * ones stay queued): a state that says at which position it is exact calls it with its snapshot's
+   * checkpoint, so that every event that snapshot holds and was told of is known.
    */
-  advance?(state: S, events: readonly RecordedEvent[], generation: LiveGeneration): Promise<S>
+  advance?(state: S, events: readonly RecordedEvent[], generation: LiveGeneration, take: (through: number) => readonly RecordedEvent[]): Promise<S>
   /** Pause before a pass asked for while the previous one ran, given how long that took. */
   pause?: (lastPassMs: number) => number
 }
@@ -90,6 +93,45 @@ function watchLive(
   }
 }
 
+/** The events told of and not applied yet: a pass takes them all, then those told of since up to its snapshot's position. */
+class Told {
+  private waiting: RecordedEvent[] = []
+  private taken: RecordedEvent[] = []
+
+  get empty(): boolean {
+    return this.waiting.length === 0
+  }
+
+  push(events: readonly RecordedEvent[]): void {
+    this.waiting.push(...events)
+  }
+
+  clear(): void {
+    this.waiting = []
+  }
+
+  /** Begins a pass: every event told of so far. */
+  take(): RecordedEvent[] {
+    this.taken = this.waiting
+    this.waiting = []
+    return this.taken
+  }
+
+  /** The events told of since the pass began, up to `position` (later ones stay); taken by the pass too. */
+  readonly takeThrough = (position: number): RecordedEvent[] => {
+    const more = this.waiting.filter((event) => event.position <= position)
+    this.waiting = this.waiting.filter((event) => event.position > position)
+    this.taken = [...this.taken, ...more]
+    return more
+  }
+
+  /** A failed pass: what it took is told of again, first. */
+  giveBack(): void {
+    this.waiting = [...this.taken, ...this.waiting]
+    this.taken = []
+  }
+}
+
 /**
  * The one follow loop: keeps an in-memory state of a read model's live generation current.
  *
@@ -111,7 +153,7 @@ export function followLive<S>(
   onError: (error: unknown) => void,
 ): Follower<S> {
   let state: { generation: LiveGeneration; value: S } | null = null
-  let queued: RecordedEvent[] = []
+  const told = new Told()
   /** A generation to load whole: the first, or the one a switch made live. */
   let loading: LiveGeneration | 'first' | null = 'first'
   let waiting: Deferred | null = deferred()
@@ -121,7 +163,7 @@ export function followLive<S>(
   async function pass(): Promise<void> {
     if (loading) {
       const target = loading
-      queued = []
+      told.clear()
       let loaded: { generation: LiveGeneration; value: S }
       try {
         loaded = await loadWhole(sources.live, spec, target)
@@ -140,15 +182,14 @@ export function followLive<S>(
       waiting = null
       return
     }
-    if (!state || queued.length === 0) return
-    const events = queued
-    queued = []
+    if (!state || told.empty) return
+    const events = told.take()
     const { generation } = state
     try {
-      const value = await spec.advance!(state.value, events, generation)
+      const value = await spec.advance!(state.value, events, generation, told.takeThrough)
       if (state.generation === generation) state = { generation, value }
     } catch (error) {
-      queued = [...events, ...queued]
+      told.giveBack()
       throw error
     }
   }
@@ -156,7 +197,7 @@ export function followLive<S>(
   const passes = new Coalesced(pass, { onError, retryMs: RETRY_MS, pause: spec.pause })
   const stopWatching = watchLive(sources, spec.projection, {
     advanced(events) {
-      if (spec.advance) queued.push(...events)
+      if (spec.advance) told.push(events)
       else if (!loading && state) loading = state.generation
       passes.kick()
     },

@@ -45,7 +45,7 @@ const kept = (cut: RecordedCut) =>
 
 /**
  * The listings read model as the events of `cut` made it, built by the projection itself into
- * scratch tables, which `use` reads; for `audit answer` (src/audit/answer.ts). The log is read a page
+ * scratch tables, which `use` reads (told the position they were built through); for `audit answer` (src/audit/answer.ts). The log is read a page
  * at a time, the next page while one is applied (in transactions of its own), so memory holds two
  * pages whatever the log's size; reading outside the transactions also lets the embedded store, whose
  * event store and read model share one connection, serve both.
@@ -54,7 +54,7 @@ export async function withListingsAsRecorded<T>(
   db: Db,
   store: EventStore,
   cut: RecordedCut,
-  use: (sql: Sql, t: ListingsTables) => Promise<T>,
+  use: (sql: Sql, t: ListingsTables, through: number) => Promise<T>,
   progress: (done: BuildProgress) => void = () => {},
 ): Promise<T> {
   const t = scratchTables(crypto.randomUUID().replaceAll('-', '').slice(0, 12))
@@ -82,7 +82,7 @@ export async function withListingsAsRecorded<T>(
       }
       progress({ through: Math.min(after, last), last })
     }
-    return await use(db, t)
+    return await use(db, t, last)
   } finally {
     await db.query(`drop table if exists ${Object.values(t).join(', ')}`)
   }

@@ -1,113 +1,30 @@
 import { listingsProjection } from './projection.ts'
 import { type Follower, fixedState, followLive, type LiveAdvancing } from '../engine/follow.ts'
+import { inSnapshot, lastPosition, type Provenance } from '../engine/provenance.ts'
 import { generationTables } from '../engine/generations.ts'
 import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
-import { type Db, type Row, toNumber } from '../../src/db/port.ts'
+import type { Db, Sql } from '../../src/db/port.ts'
 import type { RecordedEvent } from '../../src/eventstore/port.ts'
-import { LISTING_RECORD, type RecordEntry } from '../../src/domain/listings/fields.ts'
+import { LISTING_RECORD } from '../../src/domain/listings/fields.ts'
 import { type Estimate, estimateOf, type Subject } from '../../src/domain/market/estimate.ts'
 import { daysOnMarket, daysOnMarketChangesAt } from '../../src/domain/market/statistics.ts'
 import { ReadyBytes } from '../../src/shared/ready-bytes.ts'
-import { type ListingKey, ListingIndex } from './inventory-index.ts'
+import { fail } from '../../src/shared/errors.ts'
+import { ListingIndex } from './inventory-index.ts'
+import { type CachedListing, cachedOf, CENTS, type GroupRow, GROUP_FIELDS, keyOf, keysOfGroups, type KeyRow, LISTED_US, RECORD_COLUMNS, type RecordRow } from './inventory-rows.ts'
 import type { ListingsTables } from './projection.ts'
-import { LISTING_COLUMNS, type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET, recordOf, recordRow } from './search.ts'
+import { type ListingRecord, type ListingSearch, type ListingsResponse, MAX_OFFSET } from './search.ts'
 
 /**
  * Full records kept in memory. The whole public inventory is loaded at start when it fits; beyond,
  * the most recently served ones are kept and a page's missing records come in one query by id.
  */
 export const RECORD_CAPACITY = 50_000
+/** How long a page waits, at most, for a change its records showed to reach the index, before it is read again. */
+const CAUGHT_UP_POLL_MS = 10
+const CATCH_UP_ATTEMPTS = 100
 /** Pages kept as bytes, at most (a page of 200 listings is about 130 KB): then the kept pages start over. */
 const MAX_READY_PAGES = 200
-
-/** A listing's record without what depends on the request time; `used` orders evictions. */
-type CachedListing = Omit<ListingRecord, 'days_on_market'> & { listedMs: number; used: number }
-
-/** A row of LISTING_COLUMNS.record. */
-type RecordRow = Row & { listing_id: string }
-type KeyRow = Row & {
-  listing_id: string
-  country: string
-  zone_no: number
-  operation: string
-  property_type: string
-  listed_us: unknown
-  cents: unknown
-  area_m2: unknown
-  bedrooms: unknown
-  bathrooms: unknown
-}
-
-const RECORD_COLUMNS = LISTING_COLUMNS.record
-/** listed_at to the microsecond (timestamptz precision, exact below 2^53) and the price in whole cents. */
-const LISTED_US = '(extract(epoch from listed_at) * 1000000)::int8'
-const CENTS = '(price_usd * 100)::int8'
-
-/** Per listing in a group row, after its id: listed_us, cents, area, bedrooms, bathrooms (doubles as their shortest text: exact). */
-const GROUP_FIELDS = `${LISTED_US} || ',' || ${CENTS} || ',' || area_m2 || ',' || bedrooms || ',' || bathrooms`
-const FIELD_COUNT = 6
-
-/**
- * A whole generation arrives as one row per country, zone, operation and property type, its
- * listings as `id,listed_us,cents,area,bedrooms,bathrooms,…`: far fewer rows to decode than one per listing, and less
- * memory while loading.
- */
-type GroupRow = Row & { country: string; zone_no: number; operation: string; property_type: string; listings: string }
-
-function* keysOfGroups(groups: readonly GroupRow[]): Generator<ListingKey> {
-  for (const group of groups) {
-    const fields = group.listings.split(',')
-    for (let i = 0; i + FIELD_COUNT - 1 < fields.length; i += FIELD_COUNT) {
-      yield {
-        id: fields[i]!,
-        country: group.country,
-        zone: group.zone_no,
-        operation: group.operation,
-        propertyType: group.property_type,
-        listedMicros: Number(fields[i + 1]),
-        priceCents: Number(fields[i + 2]),
-        areaM2: Number(fields[i + 3]),
-        bedrooms: Number(fields[i + 4]),
-        bathrooms: Number(fields[i + 5]),
-      }
-    }
-  }
-}
-
-const keyOf = (row: KeyRow): ListingKey => ({
-  id: row.listing_id,
-  country: row.country,
-  zone: row.zone_no,
-  operation: row.operation,
-  propertyType: row.property_type,
-  listedMicros: toNumber(row.listed_us),
-  priceCents: toNumber(row.cents),
-  areaM2: toNumber(row.area_m2),
-  bedrooms: toNumber(row.bedrooms),
-  bathrooms: toNumber(row.bathrooms),
-})
-
-/**
- * One copy of each value the record fields marked `repeated` take (vocabulary words, zone names,
- * brokers): every row read brings its own copy, and at 50,000 cached records (and more waiting for
- * their query under a miss-heavy load) six strings and an object per record add up. A broker is
- * one object per id and name (a few per market).
- */
-const REPEATED = Object.entries(LISTING_RECORD as Record<string, RecordEntry>).flatMap(([name, entry]) => (entry.repeated ? [name] : []))
-const KEPT = new Map<string, unknown>()
-function kept(value: unknown): unknown {
-  const key = typeof value === 'string' ? value : JSON.stringify(value)
-  const copy = KEPT.get(key)
-  if (copy !== undefined) return copy
-  KEPT.set(key, value)
-  return value
-}
-
-const cachedOf = (row: RecordRow): CachedListing => {
-  const record = recordOf(recordRow(row))
-  for (const name of REPEATED) record[name] = kept(record[name])
-  return { ...(record as Omit<ListingRecord, 'days_on_market'>), listedMs: Date.parse(record.listed_at as string), used: 0 }
-}
 
 const RECORD_NAMES = Object.keys(LISTING_RECORD) as (keyof ListingRecord)[]
 /** The record as served at `nowMs`, its fields in the declared order. */
@@ -129,7 +46,14 @@ type Loaded = {
   /** Records kept at most (beyond, evicted), and the count of records served, which orders evictions. */
   capacity: number
   served: number
+  /** The position and generation the index is exact at: replaced with every change of it, in the same step. */
+  at: Provenance
+  /** The generation's changes table (from listings v5 on), which names every listing whose public record changed after a position. */
+  changesTable: string | null
 }
+
+/** The first version of the listings read model with the changes table (change-rows.ts). */
+const CHANGES_SINCE = 5
 
 /**
  * GET /listings from memory: the public listings of the live generation of the listings read model,
@@ -159,8 +83,8 @@ export class ListingInventory {
       {
         projection: listingsProjection,
         what: 'listings',
-        load: (generation) => load(db, generationTables(listingsProjection, generation).listings, capacity),
-        advance: (state, events) => reread(db, state, idsOf(events)).then(() => state),
+        load: (generation) => load(db, generation, capacity),
+        advance: (state, events, generation, take) => reread(db, state, generation, events, take),
       },
       options.onError ?? (() => {}),
     )
@@ -175,35 +99,51 @@ export class ListingInventory {
   }
 
   /**
-   * The public listings of `tables` as they are, followed no further: a read model built once
-   * (`audit answer`). Records are read with each page (none kept), so memory holds the index only.
+   * The public listings of `tables` as they are, followed no further: a read model built once from
+   * the events up to `at` (`audit answer`). Records are read with each page (none kept), so memory
+   * holds the index only; nothing changes the tables, so no record is checked for a later change.
    */
-  static async ofTables(db: Db, tables: ListingsTables): Promise<ListingInventory> {
-    return new ListingInventory(db, fixedState(await load(db, tables.listings, 0)))
+  static async ofTables(db: Db, tables: ListingsTables, at: Provenance): Promise<ListingInventory> {
+    return new ListingInventory(db, fixedState(await loadIn(db, tables.listings, 0, at, null)))
   }
 
   /** The page `search` asks for, as the SQL of the live generation would answer it; `now` gives days on market. */
   async search(search: ListingSearch, now: Date): Promise<ListingsResponse> {
-    return (await this.pageOf(await this.loaded.current(), search, now.getTime())).body
+    for (let attempt = 0; ; attempt++) {
+      const loaded = await this.current()
+      const at = loaded.at
+      const page = await this.pageOf(loaded, search, now.getTime())
+      if (page) return page.body
+      await this.caughtUp(loaded, at, attempt)
+    }
   }
 
   /**
    * `search`'s page as JSON bytes, serialised once: kept (ReadyBytes) until the listings change or a
-   * listing on the page gains a day on the market, whichever comes first.
+   * listing on the page gains a day on the market, whichever comes first; with the position and
+   * generation the page is exact at (kept bytes are the same at every position of the same version).
    */
-  async searchBytes(search: ListingSearch, now: Date): Promise<Uint8Array> {
-    const current = this.loaded.current()
-    const loaded = current instanceof Promise ? await current : current
+  async searchBytes(search: ListingSearch, now: Date): Promise<{ bytes: Uint8Array; at: Provenance }> {
     const key = JSON.stringify(search)
     const nowMs = now.getTime()
-    // A change while the page is read makes it kept for the version it started from: not served again.
-    const version = loaded.changes
-    return this.ready.kept(loaded, key, nowMs, version) ?? this.ready.keep(loaded, key, nowMs, await this.pageOf(loaded, search, nowMs), version)
+    for (let attempt = 0; ; attempt++) {
+      const loaded = await this.current()
+      // A change while the page is read makes it kept for the version it started from: not served again.
+      const version = loaded.changes
+      const at = loaded.at
+      const kept = this.ready.kept(loaded, key, nowMs, version)
+      if (kept) return { bytes: kept, at }
+      const page = await this.pageOf(loaded, search, nowMs)
+      if (page) return { bytes: this.ready.keep(loaded, key, nowMs, page, version), at }
+      await this.caughtUp(loaded, at, attempt)
+    }
   }
 
-  private async pageOf(loaded: Loaded, search: ListingSearch, nowMs: number): Promise<{ body: ListingsResponse; until: number }> {
+  /** The page, from the index as it is when called; null when a record it needed changed after the index's position (read it again once caught up). */
+  private async pageOf(loaded: Loaded, search: ListingSearch, nowMs: number): Promise<{ body: ListingsResponse; until: number } | null> {
     const { total, ids } = loaded.index.search(search)
-    const listings = await this.recordsOf(loaded, ids)
+    const listings = await this.recordsOf(loaded, ids, loaded.at)
+    if (!listings) return null
     const end = search.offset + listings.length
     let until = Number.POSITIVE_INFINITY
     for (const listing of listings) until = Math.min(until, daysOnMarketChangesAt(nowMs, listing.listedMs))
@@ -222,9 +162,20 @@ export class ListingInventory {
 
   /** The estimate for `subject` from the public listings of a country, zone, operation and property type now (read at once: no change between). */
   async estimate(country: string, zone: number, operation: string, propertyType: string, subject: Subject): Promise<Estimate> {
-    const current = this.loaded.current()
-    const { index } = current instanceof Promise ? await current : current
-    return estimateOf(index.candidates(country, zone, operation, propertyType), subject)
+    return (await this.estimated(country, zone, operation, propertyType, subject)).value
+  }
+
+  /**
+   * `estimate`, with the position and generation of the index it was computed from, at `since` or
+   * after (what the caller already read of the read model elsewhere: the index catches up first).
+   */
+  async estimated(country: string, zone: number, operation: string, propertyType: string, subject: Subject, since = 0): Promise<{ value: Estimate; at: Provenance }> {
+    for (let attempt = 0; ; attempt++) {
+      const loaded = await this.current()
+      const { index, at } = loaded
+      if (at.position >= since) return { value: estimateOf(index.candidates(country, zone, operation, propertyType), subject), at }
+      await this.caughtUp(loaded, at, attempt)
+    }
   }
 
   /** Resolves when every notice received so far is reflected in the answers. */
@@ -244,11 +195,27 @@ export class ListingInventory {
 
   // ---- internals --------------------------------------------------------------------------------
 
+  private current(): Loaded | Promise<Loaded> {
+    return this.loaded.current()
+  }
+
+  /**
+   * Resolves once the listings held have moved on from `at` (the notice of a change read from the
+   * table is on its way); a request that waited CATCH_UP_ATTEMPTS times is answered 503 rather than late.
+   */
+  private async caughtUp(loaded: Loaded, at: Provenance, attempt: number): Promise<void> {
+    if (attempt >= CATCH_UP_ATTEMPTS) throw fail.serviceUnavailable('the listings are catching up with the log; retry in a moment', 1)
+    await this.loaded.settled()
+    if (this.loaded.latest() === loaded && loaded.at === at) await new Promise((resolve) => setTimeout(resolve, CAUGHT_UP_POLL_MS))
+  }
+
   /**
    * The records of `ids`, in order: from memory, the missing ones in one query by primary key. What
-   * memory holds is taken before the query: other requests may evict it meanwhile.
+   * memory holds is taken before the query: other requests may evict it meanwhile. Null when a missing
+   * one changed after `at` (the changes table says so, in the same statement): its row is not the
+   * record as of the index's position.
    */
-  private async recordsOf(loaded: Loaded, ids: readonly string[]): Promise<CachedListing[]> {
+  private async recordsOf(loaded: Loaded, ids: readonly string[], at: Provenance): Promise<CachedListing[] | null> {
     const found = ids.map((id) => {
       const cached = loaded.records.get(id)
       if (cached) cached.used = ++loaded.served
@@ -257,7 +224,14 @@ export class ListingInventory {
     const missing = ids.filter((_, i) => found[i] === undefined)
     if (missing.length === 0) return found as CachedListing[]
     const changes = loaded.changes
-    const rows = await this.db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${loaded.table} where listing_id = any($1::text[])`, [missing])
+    const newer = loaded.changesTable
+      ? `, exists (select 1 from ${loaded.changesTable} c where c.listing_id = l.listing_id and c.position > $2) as newer`
+      : ''
+    const rows = await this.db.query<RecordRow & { newer?: boolean }>(
+      `select ${RECORD_COLUMNS}${newer} from ${loaded.table} l where listing_id = any($1::text[])`,
+      loaded.changesTable ? [missing, at.position] : [missing],
+    )
+    if (rows.some((row) => row.newer)) return null
     const fetched = new Map(rows.map((row) => [row.listing_id, cachedOf(row)]))
     // Rows read while the index changed may be older than what it holds: served, not kept.
     if (changes === loaded.changes) {
@@ -282,8 +256,15 @@ function idsOf(events: readonly RecordedEvent[]): string[] {
   return [...ids]
 }
 
-/** The public listings of the listings table `table`, whole (their records too when they fit in `capacity`). */
-async function load(db: Db, table: string, capacity: number): Promise<Loaded> {
+/** The public listings of `generation`, whole (their records too when they fit in `capacity`), from one snapshot at its checkpoint. */
+function load(db: Db, generation: LiveGeneration, capacity: number): Promise<Loaded> {
+  const tables = generationTables(listingsProjection, generation)
+  const changesTable = generation.version >= CHANGES_SINCE ? tables.changes : null
+  return inSnapshot(db, generation, (tx, at) => loadIn(tx, tables.listings, capacity, at, changesTable))
+}
+
+/** The public listings of the listings table `table` as `at` names them (their records too when they fit in `capacity`). */
+async function loadIn(db: Sql, table: string, capacity: number, at: Provenance, changesTable: string | null): Promise<Loaded> {
   const groups = await db.query<GroupRow>(
     `select country, zone_no, operation, property_type, string_agg(listing_id || ',' || ${GROUP_FIELDS}, ',') as listings
        from ${table} where public group by country, zone_no, operation, property_type`,
@@ -293,17 +274,54 @@ async function load(db: Db, table: string, capacity: number): Promise<Loaded> {
   if (index.size <= capacity) {
     for (const row of await db.query<RecordRow>(`select ${RECORD_COLUMNS} from ${table} where public`)) records.set(row.listing_id, cachedOf(row))
   }
-  return { index, records, table, changes: 0, capacity, served: 0 }
+  return { index, records, table, changes: 0, capacity, served: 0, at, changesTable }
 }
 
-/** Reads the listings `ids` again and moves, adds or removes each at once. */
-async function reread(db: Db, loaded: Loaded, ids: readonly string[]): Promise<void> {
+/**
+ * Reads again, from one snapshot at the generation's checkpoint, the listings the events told of
+ * name (`told`, then those `take` hands over) and those whose public record changed since the
+ * index's position (the changes table: events applied by another process may not be told of yet),
+ * and moves, adds or removes each at once: the index is then exact at the snapshot's position.
+ * Without a changes table (before v5), a snapshot holding events not told of loads the generation whole.
+ */
+async function reread(
+  db: Db,
+  loaded: Loaded,
+  generation: LiveGeneration,
+  told: readonly RecordedEvent[],
+  take: (through: number) => readonly RecordedEvent[],
+): Promise<Loaded> {
+  const read = await inSnapshot(db, generation, async (tx, at) => {
+    const events = [...told, ...take(at.position)]
+    const ids = new Set(idsOf(events))
+    if (loaded.changesTable) {
+      const changed = await tx.query<{ listing_id: string }>(
+        `select distinct listing_id from ${loaded.changesTable} where position > $1 and position <= $2`,
+        [loaded.at.position, at.position],
+      )
+      for (const row of changed) ids.add(row.listing_id)
+    } else if (Math.max(loaded.at.position, lastPosition(events)) < at.position) {
+      return null
+    }
+    const rows =
+      ids.size === 0
+        ? []
+        : await tx.query<KeyRow & RecordRow & { public: boolean }>(
+            `select ${RECORD_COLUMNS}, ${LISTED_US} as listed_us, ${CENTS} as cents, public
+               from ${loaded.table} where listing_id = any($1::text[])`,
+            [[...ids]],
+          )
+    return { ids: [...ids], rows, at }
+  })
+  if (!read) return load(db, generation, loaded.capacity)
+  moved(loaded, read.ids, read.rows)
+  loaded.at = read.at
+  return loaded
+}
+
+/** Moves, adds or removes each of `ids` as its row now says (no row, or not public: out). */
+function moved(loaded: Loaded, ids: readonly string[], rows: readonly (KeyRow & RecordRow & { public: boolean })[]): void {
   if (ids.length === 0) return
-  const rows = await db.query<KeyRow & RecordRow & { public: boolean }>(
-    `select ${RECORD_COLUMNS}, ${LISTED_US} as listed_us, ${CENTS} as cents, public
-       from ${loaded.table} where listing_id = any($1::text[])`,
-    [ids],
-  )
   const found = new Map(rows.map((row) => [row.listing_id, row]))
   for (const id of ids) {
     const row = found.get(id)

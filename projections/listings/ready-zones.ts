@@ -1,5 +1,6 @@
 import { listingsProjection } from './projection.ts'
 import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
+import { inSnapshot, lastPosition, type Provenance } from '../engine/provenance.ts'
 import { generationTables } from '../engine/generations.ts'
 import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
 import type { Db, Sql } from '../../src/db/port.ts'
@@ -34,7 +35,17 @@ type PreparedCountry = {
   then: ReadonlyMap<number, ZoneThen>
   facts: CountryZoneFacts
 }
-type Prepared = { clock: string | null; countries: ReadonlyMap<Country, PreparedCountry> }
+/** The answers of one preparation and what they were computed from: the snapshot's generation and checkpoint. */
+type Prepared = { clock: string | null; countries: ReadonlyMap<Country, PreparedCountry>; at: Provenance }
+/** A country's prepared facts and the preparation's provenance: an answer and its headers from the same preparation. */
+export type PreparedFacts = { facts: CountryZoneFacts; at: Provenance }
+/** What an answer as of a past instant reads: every read from one state of the read model (`ReadyZones.pointInTime`). */
+export type PointInTime = Pick<ReadyZones, 'factsAt' | 'comparablesAt'>
+/** An answer and the state it was computed from (none when its source says nothing of it: an audit's rebuilt read model). */
+export type Computed<T> = { value: T; at?: Provenance }
+
+/** Computing an answer from the history in memory starts again (the history changed meanwhile) at most this many times, then takes one SQL snapshot. */
+const IN_MEMORY_ATTEMPTS = 3
 
 /**
  * What changed since the answers were prepared: everything, or whole countries (a listing left a
@@ -116,8 +127,8 @@ export class ReadyZones {
       {
         projection: listingsProjection,
         what: 'zone statistics',
-        load: (generation) => prepare(db, generation, null, everything()),
-        advance: (previous, events, generation) => prepare(db, generation, previous, changesOf(events)),
+        load: (generation) => prepare(db, generation, null, []),
+        advance: (previous, events, generation, take) => prepare(db, generation, previous, events, take),
         // Under continuous change, preparing at most half the time leaves the database to the
         // projections and to other processes (at a million listings a preparation takes seconds).
         pause: (lastMs) => lastMs,
@@ -169,6 +180,40 @@ export class ReadyZones {
     })
   }
 
+  /**
+   * `read`'s answer as of past instants, every figure it reads from one state of the live generation,
+   * and the position and generation of that state: the history in memory when it is loaded (computed
+   * again if the history advanced meanwhile), else one SQL snapshot of the tables.
+   */
+  async pointInTime<T>(read: (view: PointInTime) => Promise<T>): Promise<{ value: T; at: Provenance }> {
+    const history = this.history()
+    for (let attempt = 0; history.ready && attempt < IN_MEMORY_ATTEMPTS; attempt++) {
+      const held = await history.held()
+      const at = held.at
+      const value = await read({
+        factsAt: async (country, when, zoneNo, figures) => held.index.factsAt(country, when, zoneNo, figures),
+        comparablesAt: async (country, zoneNo, operation, propertyType, when) => {
+          if (held.noComparables !== null) throw fail.serviceUnavailable(held.noComparables)
+          return held.index.comparablesAt(country, zoneNo, operation, propertyType, when)
+        },
+      })
+      // An advance replaces `at` with the index it changed in place: then this answer may mix two states.
+      if (held.at === at) return { value, at }
+    }
+    const live = await this.pointInTimeGeneration()
+    const t = generationTables(listingsProjection, live)
+    return inSnapshot(this.db, live, async (tx, at) => {
+      const value = await read({
+        factsAt: (country, when, zoneNo, figures) => countryZoneFactsAt(tx, t, country, when, zoneNo, figures),
+        comparablesAt: async (country, zoneNo, operation, propertyType, when) => {
+          if (live.version < 4) throw tooOld(live, 4, 'comparables as of a past instant')
+          return comparablesAt(tx, t, country, zoneNo, operation, propertyType, when)
+        },
+      })
+      return { value, at }
+    })
+  }
+
   /** The time of the first listing event (null without any): before it the market is unknown. */
   async firstEvent(): Promise<string | null> {
     const history = this.history()
@@ -195,11 +240,13 @@ export class ReadyZones {
 
   /** The live generation's tables, which answer `what` from listings version `since` on (zone figures: 3, comparables: 4). */
   private async pointInTimeTables(since = 3, what = 'answers as of a past instant'): Promise<ListingsTables> {
+    return generationTables(listingsProjection, await this.pointInTimeGeneration(since, what))
+  }
+
+  private async pointInTimeGeneration(since = 3, what = 'answers as of a past instant'): Promise<LiveGeneration> {
     const live = await liveTables(this.db).of(listingsProjection)
-    if (live.version < since) {
-      throw fail.serviceUnavailable(`${what} need listings v${since}, being built (${live.id} is live)`)
-    }
-    return generationTables(listingsProjection, live)
+    if (live.version < since) throw tooOld(live, since, what)
+    return live
   }
 
   /**
@@ -210,19 +257,41 @@ export class ReadyZones {
     const current = this.prepared.current()
     return current instanceof Promise ? current.then((prepared) => factsIn(prepared, country)) : factsIn(current, country)
   }
+
+  /** `facts` with the position and generation of the preparation they come from (the same one). */
+  preparedFacts(country: Country): PreparedFacts | Promise<PreparedFacts> {
+    const current = this.prepared.current()
+    const of = (prepared: Prepared) => ({ facts: factsIn(prepared, country), at: prepared.at })
+    return current instanceof Promise ? current.then(of) : of(current)
+  }
 }
+
+/** The 503 of a question the live generation is too old to answer. */
+const tooOld = (live: LiveGeneration, since: number, what: string) =>
+  fail.serviceUnavailable(`${what} need listings v${since}, being built (${live.id} is live)`)
 
 const NO_ZONES: CountryZoneFacts = new Map()
 const factsIn = (prepared: Prepared, country: Country): CountryZoneFacts => prepared.countries.get(country)?.facts ?? NO_ZONES
 
 /**
- * The answers after `changes`, from one snapshot of `generation` (on PostgreSQL, repeatable read):
- * the zones `previous` holds are kept unless changed (all computed without `previous`).
+ * The answers after the events told of (`told`, then those `take` hands over once the snapshot is
+ * taken), from one snapshot of `generation` (engine/provenance.ts), at its checkpoint: the zones
+ * `previous` holds are kept unless changed (all computed without `previous`). They are exact at the
+ * checkpoint only if every event between `previous`'s position and it was told of; when the snapshot
+ * holds events not told of yet (applied by another process first), everything is computed again.
  */
-async function prepare(db: Db, generation: LiveGeneration, previous: Prepared | null, changes: Changes): Promise<Prepared> {
-  const before = changes.all ? null : previous
-  return db.transaction(async (tx) => {
-    if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+async function prepare(
+  db: Db,
+  generation: LiveGeneration,
+  previous: Prepared | null,
+  told: readonly RecordedEvent[],
+  take?: (through: number) => readonly RecordedEvent[],
+): Promise<Prepared> {
+  return inSnapshot(db, generation, async (tx, at) => {
+    const events = take ? [...told, ...take(at.position)] : told
+    const known = previous !== null && Math.max(previous.at.position, lastPosition(events)) >= at.position
+    const changes = known ? changesOf(events) : everything()
+    const before = changes.all ? null : previous
     const t = generationTables(listingsProjection, generation)
     const clock = await marketClock(tx, t)
     for (const { country, zone_no } of await placesOf(tx, t, changes.listings)) touchZone(changes, country, zone_no)
@@ -248,7 +317,7 @@ async function prepare(db: Db, generation: LiveGeneration, previous: Prepared | 
       }
       countries.set(country, { ...prepared, facts: zoneFactsOf(country, prepared.zones, prepared.now, prepared.then) })
     }
-    return { clock, countries }
+    return { clock, countries, at }
   })
 }
 

@@ -1,5 +1,6 @@
 import { listingsProjection, type ListingsTables } from './projection.ts'
 import { type Follower, followLive, type LiveAdvancing } from '../engine/follow.ts'
+import { inSnapshot, lastPosition, type Provenance } from '../engine/provenance.ts'
 import { generationTables } from '../engine/generations.ts'
 import { type LiveGeneration, liveTables } from '../engine/live-tables.ts'
 import { type Db, type Row, type Sql, toNumber } from '../../src/db/port.ts'
@@ -76,8 +77,11 @@ function* touchesOfZones(zones: readonly { country: string; zone_no: number; tim
  * what it reads); `noComparables`: why a version 3 generation, which lacks what an estimate reads,
  * answers no comparables.
  */
-type Loaded = { index: HistoryIndex; tables: ListingsTables; reading: Reading; noComparables: string | null } | { unavailable: string }
+type Loaded = { index: HistoryIndex; tables: ListingsTables; reading: Reading; noComparables: string | null; at: Provenance } | { unavailable: string }
 type Held = Extract<Loaded, { index: HistoryIndex }>
+
+/** The history held at one position, to be read at once (`ZoneHistory.held`): `at` is replaced with every change of the index. */
+export type HeldHistory = Pick<Held, 'index' | 'noComparables' | 'at'>
 
 /**
  * Answers as of a past instant (GET /zones?as_of, /zone/{slug}?as_of, the monthly history, an
@@ -97,7 +101,7 @@ export class ZoneHistory {
           projection: listingsProjection,
           what: 'zone histories',
           load: (generation) => load(db, generation),
-          advance: (loaded, events) => ('index' in loaded ? reread(db, loaded, events).then(() => loaded) : Promise.resolve(loaded)),
+          advance: (loaded, events, generation, take) => ('index' in loaded ? reread(db, loaded, generation, events, take) : Promise.resolve(loaded)),
         },
         onError,
       ),
@@ -148,7 +152,8 @@ export class ZoneHistory {
     return (await this.held()).index
   }
 
-  private async held(): Promise<Held> {
+  /** The history held now, with the position it is exact at (read it before any await: an advance changes it in place). */
+  async held(): Promise<HeldHistory> {
     const loaded = await this.loaded.current()
     if ('unavailable' in loaded) throw fail.serviceUnavailable(loaded.unavailable)
     return loaded
@@ -163,8 +168,7 @@ async function load(db: Db, generation: LiveGeneration): Promise<Loaded> {
   const tables = generationTables(listingsProjection, generation)
   const reading = { comparables: generation.version >= 4 }
   const noComparables = reading.comparables ? null : `comparables as of a past instant need listings v4, being built (${generation.id} is live)`
-  return db.transaction(async (tx) => {
-    if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
+  return inSnapshot(db, generation, async (tx, at) => {
     const [count] = await tx.query<{ n: unknown }>(`select count(*) as n from ${tables.history}`)
     const touches = await zoneTouches(tx, tables)
     const index = HistoryIndex.of(touchesOfZones(touches), toNumber(count!.n))
@@ -176,29 +180,36 @@ async function load(db: Db, generation: LiveGeneration): Promise<Loaded> {
       const groups = await intervalGroups(tx, tables, reading, 'country = $1 and zone_no = $2', [zone.country, zone.zoneNo])
       for (const interval of intervalsOf(groups, reading)) index.add(interval)
     }
-    return { index, tables, reading, noComparables }
+    return { index, tables, reading, noComparables, at }
   })
 }
 
-/** Reads again the intervals of the listings `events` name, and the touches at their times. */
-async function reread(db: Db, loaded: Held, events: readonly RecordedEvent[]): Promise<void> {
-  const ids = new Set<string>()
-  const times = new Set<string>()
-  for (const event of events) {
-    const data = event.data as { listing_id?: unknown; observed_at?: unknown }
-    if (typeof data.listing_id === 'string') ids.add(data.listing_id)
-    if (typeof data.observed_at === 'string') times.add(data.observed_at)
-  }
-  if (ids.size === 0) return
-  const [groups, touches] = await db.transaction(async (tx) => {
-    if (db.kind === 'postgres') await tx.query('set transaction isolation level repeatable read, read only')
-    return [
-      await intervalGroups(tx, loaded.tables, loaded.reading, 'listing_id = any($1::text[])', [[...ids]]),
-      await touchRows(tx, loaded.tables, 'at = any($1::timestamptz[])', [[...times]]),
-    ] as const
+/**
+ * Reads again the intervals of the listings the events told of name (`told`, then those `take` hands
+ * over once the snapshot is taken), and the touches at their times, at the snapshot's checkpoint.
+ * When the snapshot holds events not told of yet (applied by another process first), what they
+ * changed is unknown here: the generation is loaded whole instead, so the history is exact at its position.
+ */
+async function reread(db: Db, loaded: Held, generation: LiveGeneration, told: readonly RecordedEvent[], take: (through: number) => readonly RecordedEvent[]): Promise<Loaded> {
+  const read = await inSnapshot(db, generation, async (tx, at) => {
+    const events = [...told, ...take(at.position)]
+    if (Math.max(loaded.at.position, lastPosition(events)) < at.position) return null
+    const ids = new Set<string>()
+    const times = new Set<string>()
+    for (const event of events) {
+      const data = event.data as { listing_id?: unknown; observed_at?: unknown }
+      if (typeof data.listing_id === 'string') ids.add(data.listing_id)
+      if (typeof data.observed_at === 'string') times.add(data.observed_at)
+    }
+    const groups = ids.size === 0 ? [] : await intervalGroups(tx, loaded.tables, loaded.reading, 'listing_id = any($1::text[])', [[...ids]])
+    const touches = times.size === 0 ? [] : await touchRows(tx, loaded.tables, 'at = any($1::timestamptz[])', [[...times]])
+    return { ids, groups, touches, at }
   })
-  const byListing = new Map<string, Interval[]>([...ids].map((id) => [id, []]))
-  for (const interval of intervalsOf(groups, loaded.reading)) byListing.get(interval.listingId)?.push(interval)
+  if (!read) return load(db, generation)
+  const byListing = new Map<string, Interval[]>([...read.ids].map((id) => [id, []]))
+  for (const interval of intervalsOf(read.groups, loaded.reading)) byListing.get(interval.listingId)?.push(interval)
   for (const [id, intervals] of byListing) loaded.index.replace(id, intervals)
-  for (const row of touches) loaded.index.touch(touchOf(row))
+  for (const row of read.touches) loaded.index.touch(touchOf(row))
+  loaded.at = read.at
+  return loaded
 }

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { type BuildProgress, type RecordedCut, withListingsAsRecorded } from '../../projections/listings/as-recorded.ts'
 import { ListingInventory } from '../../projections/listings/inventory.ts'
+import type { Provenance } from '../../projections/engine/provenance.ts'
 import { listingRoutes } from '../listings/routes.ts'
 import { countryZoneFacts, countryZoneFactsAt, firstListingEvent } from '../../projections/listings/zone-rows.ts'
 import type { Db } from '../db/port.ts'
@@ -49,8 +50,9 @@ export async function answerAsRecorded(
     db,
     store,
     cut,
-    async (_, t) => {
-      const { app, authorization } = await answeringApp(db, t, until, path.startsWith('/api/v1/listings'))
+    async (_, t, builtThrough) => {
+      const listings = path.startsWith('/api/v1/listings') ? { position: builtThrough, generation: 'audit' } : null
+      const { app, authorization } = await answeringApp(db, t, until, listings)
       const response = await app.handle(new Request(`http://audit${path}`, { headers: { authorization } }))
       return { path, until: until.toISOString(), through: through ?? null, status: response.status, body: await response.text() }
     },
@@ -76,9 +78,9 @@ function adminOnlyGate(clock: () => Date) {
 
 /**
  * The API's own routes answering from the read model in `t` at the time `until`; /listings only when
- * asked (`listings`), since it first reads the index of every public listing.
+ * asked (`listings`: what its tables were built from), since it first reads the index of every public listing.
  */
-async function answeringApp(db: Db, t: ListingsTables, until: Date, listings: boolean) {
+async function answeringApp(db: Db, t: ListingsTables, until: Date, listings: Provenance | null) {
   const zones: ZoneAnswers & Pick<ReadyZones, 'facts' | 'comparablesAt'> = {
     comparablesAt: (country, zoneNo, operation, type, at) => comparablesAt(db, t, country, zoneNo, operation, type, at),
     facts: (country) => countryZoneFacts(db, t, country),
@@ -91,7 +93,7 @@ async function answeringApp(db: Db, t: ListingsTables, until: Date, listings: bo
   }
   const clock = () => until
   const { guard, authorization } = adminOnlyGate(clock)
-  const listed = listings ? await ListingInventory.ofTables(db, t) : null
+  const listed = listings ? await ListingInventory.ofTables(db, t, listings) : null
   const app = new Elysia().use(errorPlugin({ info() {}, error() {} })).group('/api/v1', (api) => {
     const answering = api.use(zoneRoutes({ gate: guard, zones, clock })).use(estimateRoutes({ gate: guard, zones, inventory, clock }))
     return listed ? answering.use(listingRoutes({ gate: guard, inventory: listed, clock })) : answering

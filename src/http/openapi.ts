@@ -39,7 +39,7 @@ export type OperationSpec = {
    * example, instead of `application/json`; such an answer has no validator (no ETag, no 304).
    */
   okMedia?: Record<string, { schema: TSchema; example?: unknown }>
-  /** Headers of the 200 answer besides the ones every answer has: name → description. */
+  /** Headers of the 200 answer (and of a GET's 304) besides the ones every answer has: name → description. */
   okHeaders?: Record<string, string>
   /**
    * Errors of the route itself, besides the gate's and the ones every request can meet: an error
@@ -228,6 +228,8 @@ function errorsOf(access: Access, spec: OperationSpec): ErrorCode[] {
 function operationOf(method: string, access: Access, spec: OperationSpec, referenced: Set<ErrorCode>) {
   const own = spec.errors.filter((error): error is AppError => error instanceof AppError)
   const needsKey = access !== 'public'
+  // An operation's own headers: its 304 has them too (the 200's headers, without the body).
+  const ownHeaders = Object.fromEntries(Object.entries(spec.okHeaders ?? {}).map(([name, description]) => [name, header(description, Type.String())]))
   return {
     operationId: spec.operationId,
     tags: [spec.tag],
@@ -262,14 +264,14 @@ function operationOf(method: string, access: Access, spec: OperationSpec, refere
           ...REQUEST_ID,
           ...(needsKey ? RATE_LIMIT_HEADERS : {}),
           ...(method === 'get' && !spec.okMedia ? VALIDATOR_HEADERS : {}),
-          ...Object.fromEntries(Object.entries(spec.okHeaders ?? {}).map(([name, description]) => [name, header(description, Type.String())])),
+          ...ownHeaders,
         },
         content: spec.okMedia
           ? Object.fromEntries(Object.entries(spec.okMedia).map(([type, media]) => [type, { schema: json(media.schema), ...('example' in media ? { example: media.example } : {}) }]))
           : { 'application/json': { schema: json(spec.ok), examples: { success: { value: spec.okExample } } } },
       },
       ...(method === 'get' && !spec.okMedia
-        ? { '304': { description: 'not modified: If-None-Match named the current ETag; no body', headers: { ...REQUEST_ID, ...(needsKey ? RATE_LIMIT_HEADERS : {}), ...VALIDATOR_HEADERS } } }
+        ? { '304': { description: 'not modified: If-None-Match named the current ETag; no body', headers: { ...REQUEST_ID, ...(needsKey ? RATE_LIMIT_HEADERS : {}), ...VALIDATOR_HEADERS, ...ownHeaders } } }
         : {}),
       ...errorResponses(errorsOf(access, spec), own, referenced),
     },

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { negotiatedCoding } from '../http/encoding.ts'
 import { defineOperation } from '../http/operation.ts'
+import { answeredFrom, PROVENANCE_HEADERS } from '../http/provenance.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { nextTurn } from '../runtime/dependency.ts'
 import type { ChangeFilter } from '../domain/listings/changes.ts'
@@ -114,12 +115,14 @@ export const exportListings = defineOperation({
   okHeaders: {
     'Mirador-Cursor': 'the position the export is as of: pass it as `after` to GET /listings/changes',
     'Content-Disposition': 'attachment, with a file name naming the place and the position',
+    ...PROVENANCE_HEADERS,
   },
   errors: [refusalOf(() => exportInputs.read('?format=xlsx&zone=zona-3'))],
   handler: (deps: ListingFeedDeps) => async ({ request, set, query }) => {
     const filter = filterOf(query)
     const view = await deps.feed.changes.view()
     const cursor = encodeCursor(await storeIdentity(deps.feed.store), view.position)
+    answeredFrom(set, view)
     // A small first chunk: it is read before the headers, within the request's budget, and is the client's first bytes.
     const chunks = deps.feed.changes.snapshot(view, filter, deps.feed.exportChunk, Math.min(FIRST_CHUNK, deps.feed.exportChunk))
     // The first chunk before the headers: a database that cannot answer is a JSON error, not a cut body.

@@ -2,6 +2,7 @@ import type { ChangeFilter } from '../domain/listings/changes.ts'
 import { changeSeen } from './change-seen.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
+import { answeredFrom, PROVENANCE_HEADERS } from '../http/provenance.ts'
 import { decodeCursor, encodeCursor, storeIdentity } from './cursor.ts'
 import { CHANGES_EXAMPLE } from './feed-examples.ts'
 import { changesInputs, filterOf } from './feed-query.ts'
@@ -18,7 +19,7 @@ async function changesAfter(feed: ListingFeed, after: string | undefined, limit:
   const identity = await storeIdentity(feed.store)
   const changes = page.flatMap((row) => changeSeen(row, encodeCursor(identity, row.position), filter) ?? [])
   const next = more ? page.at(-1)!.position : Math.max(from, view.position)
-  return { changes, next_cursor: encodeCursor(identity, next), more }
+  return { answer: { changes, next_cursor: encodeCursor(identity, next), more }, view }
 }
 
 /** GET /listings/changes: what happened to the public inventory after a cursor, in log order (docs/api.md, "Staying in sync"). */
@@ -39,10 +40,12 @@ export const listChanges = defineOperation({
   inputs: changesInputs,
   ok: ChangesResponse,
   okExample: CHANGES_EXAMPLE,
+  okHeaders: PROVENANCE_HEADERS,
   errors: [refusalOf(() => changesInputs.read('?limit=0&zone=zona-3')), refusalOf(() => decodeCursor(encodeCursor('5fff63f8de7406b0', 4531), '0f5c3d9e4b2a1f78'))],
-  handler: (deps: ListingFeedDeps) => async ({ query }) => {
-    const answer = await changesAfter(deps.feed, query.after, query.limit, filterOf(query))
+  handler: (deps: ListingFeedDeps) => async ({ set, query }) => {
+    const { answer, view } = await changesAfter(deps.feed, query.after, query.limit, filterOf(query))
     deps.feed.metrics.changesServed(answer.changes.length)
+    answeredFrom(set, view)
     return { ok: true as const, ...answer }
   },
 })

@@ -2,6 +2,7 @@ import { LISTINGS_EXAMPLE } from './examples.ts'
 import { jsonBytes } from '../http/errors.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
+import { answeredFrom, PROVENANCE_HEADERS } from '../http/provenance.ts'
 import type { Clock } from '../shared/random.ts'
 import type { ListingInventory } from '../../projections/listings/inventory.ts'
 import { ListingsResponse } from '../../projections/listings/search.ts'
@@ -23,6 +24,11 @@ export const searchListings = defineOperation({
   inputs: listingSearchInputs,
   ok: ListingsResponse,
   okExample: LISTINGS_EXAMPLE,
+  okHeaders: PROVENANCE_HEADERS,
   errors: [refusalOf(() => listingSearchOf('?limit=0&sort=cheapest&price_min=500&price_max=100'))],
-  handler: (deps: ListingDeps) => async ({ set, query }) => jsonBytes(set, await deps.inventory.searchBytes(listingSearchFrom(query), deps.clock())),
+  handler: (deps: ListingDeps) => async ({ set, query }) => {
+    const { bytes, at } = await deps.inventory.searchBytes(listingSearchFrom(query), deps.clock())
+    answeredFrom(set, at)
+    return jsonBytes(set, bytes)
+  },
 })

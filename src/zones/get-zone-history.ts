@@ -4,7 +4,8 @@ import { httpInputs } from '../http/inputs.ts'
 import { refusalOf } from '../http/openapi.ts'
 import { defineOperation } from '../http/operation.ts'
 import { HistoryQuery, SlugParams, slugOf, type ZoneDeps, zoneNotFound } from './inputs.ts'
-import { asOfRangeChecks, asOfProblems, instantAsked, zoneHistory } from './point-in-time.ts'
+import { answeredFrom, PROVENANCE_HEADERS } from '../http/provenance.ts'
+import { asOfRangeChecks, asOfProblems, fromOneState, instantAsked, zoneHistory } from './point-in-time.ts'
 
 const inputs = httpInputs({ params: SlugParams, query: HistoryQuery, refine: ({ as_of }) => asOfProblems(as_of) })
 
@@ -22,12 +23,14 @@ export const getZoneHistory = defineOperation({
   checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZoneHistoryResponse,
   okExample: ZONE_HISTORY_EXAMPLE,
+  okHeaders: PROVENANCE_HEADERS,
   errors: [refusalOf(() => inputs.read('?months=37', { slug: 'zona-1' })), zoneNotFound('zona-99', 'GT')],
-  handler: (deps: ZoneDeps) => async ({ params, query: { country, months, as_of } }) => {
+  handler: (deps: ZoneDeps) => async ({ set, params, query: { country, months, as_of } }) => {
     const slug = slugOf(params)
     const at = (await instantAsked(as_of, deps.clock(), deps.zones)) ?? deps.clock()
-    const found = await zoneHistory(deps.zones, country, slug, months, at)
+    const { value: found, at: from } = await fromOneState(deps.zones, (view) => zoneHistory(view, country, slug, months, at))
     if (!found) throw zoneNotFound(slug, country)
+    answeredFrom(set, from)
     return { ok: true as const, zone: found.zone, slug: found.slug, country, as_of: at.toISOString(), months, history: found.history }
   },
 })

@@ -8,7 +8,8 @@ import { defineOperation } from '../http/operation.ts'
 import { ReadyBytes } from '../shared/ready-bytes.ts'
 import { type CountryZoneFacts, zoneDetailAt, zoneFactsChangeAt } from '../domain/market/zone-statistics.ts'
 import { SlugParams, slugOf, ZoneQuery, type ZoneDeps, zoneNotFound } from './inputs.ts'
-import { asOfRangeChecks, asOfProblems, instantAsked, zoneAsOf } from './point-in-time.ts'
+import { answeredFrom, PROVENANCE_HEADERS } from '../http/provenance.ts'
+import { asOfRangeChecks, asOfProblems, fromOneState, instantAsked, preparedOf, zoneAsOf } from './point-in-time.ts'
 
 const inputs = httpInputs({ params: SlugParams, query: ZoneQuery, refine: ({ as_of }) => asOfProblems(as_of) })
 
@@ -26,6 +27,7 @@ export const getZone = defineOperation({
   checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZoneDetailResponse,
   okExample: ZONE_EXAMPLE,
+  okHeaders: PROVENANCE_HEADERS,
   errors: [refusalOf(() => inputs.read('?country=xx', { slug: 'zona-01' })), zoneNotFound('zona-99', 'GT')],
   handler(deps: ZoneDeps) {
     // The zones a country has, serialised once per prepared figures (a 404 is not kept): no bound is needed.
@@ -34,18 +36,20 @@ export const getZone = defineOperation({
       const slug = slugOf(params)
       const now = deps.clock()
       if (as_of === undefined) {
-        const facts = await deps.zones.facts(country)
+        const { value: facts, at } = await preparedOf(deps.zones, country)
         // Every spelling of a zone is read as its one name, hence one slug.
         const bytes = ready.get(facts, `${country}/${slug}`, now.getTime(), () => {
           const detail = zoneDetailAt(facts, slug, now)
           return detail && { body: { ok: true as const, ...detail }, until: zoneFactsChangeAt([facts.get(zoneNumberOfSlug(slug)!)!], now.getTime()) }
         })
         if (!bytes) throw zoneNotFound(slug, country)
+        answeredFrom(set, at)
         return jsonBytes(set, bytes)
       }
       const at = (await instantAsked(as_of, now, deps.zones))!
-      const detail = await zoneAsOf(deps.zones, country, slug, at)
+      const { value: detail, at: from } = await fromOneState(deps.zones, (view) => zoneAsOf(view, country, slug, at))
       if (!detail) throw zoneNotFound(slug, country)
+      answeredFrom(set, from)
       return { ok: true as const, as_of: at.toISOString(), ...detail }
     }
   },

@@ -9,8 +9,11 @@ import type { Clock } from '../shared/random.ts'
 import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
 import { AsOfParameter, type ZoneAnswers } from './point-in-time.ts'
 
-/** What the zone operations read: the prepared answers and the history behind `as_of`, and the time. */
-export type ZoneDeps = { zones: ZoneAnswers & Pick<ReadyZones, 'facts'>; clock: Clock }
+/**
+ * What the zone operations read: the prepared answers and the history behind `as_of`, and the time;
+ * with `preparedFacts` and `pointInTime` (the live read model's), what each answer was computed from.
+ */
+export type ZoneDeps = { zones: ZoneAnswers & Pick<ReadyZones, 'facts'> & Partial<Pick<ReadyZones, 'preparedFacts' | 'pointInTime'>>; clock: Clock }
 export type ZoneRouteDeps = ZoneDeps & { gate: Gate }
 
 /** Months of GET /zone/{slug}/history: 12 unless asked, at most 36. */

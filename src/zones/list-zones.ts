@@ -7,7 +7,8 @@ import { defineOperation } from '../http/operation.ts'
 import { ReadyBytes } from '../shared/ready-bytes.ts'
 import { type CountryZoneFacts, zoneFactsChangeAt, zonesAt } from '../domain/market/zone-statistics.ts'
 import { ZoneQuery, type ZoneDeps } from './inputs.ts'
-import { asOfRangeChecks, asOfProblems, instantAsked, zonesAsOf } from './point-in-time.ts'
+import { answeredFrom, PROVENANCE_HEADERS } from '../http/provenance.ts'
+import { asOfRangeChecks, asOfProblems, fromOneState, instantAsked, preparedOf, zonesAsOf } from './point-in-time.ts'
 
 const inputs = httpInputs({ query: ZoneQuery, refine: ({ as_of }) => asOfProblems(as_of) })
 
@@ -29,6 +30,7 @@ export const listZones = defineOperation({
   checkedWhenRefused: (deps: ZoneDeps) => asOfRangeChecks(deps.zones, deps.clock),
   ok: ZonesResponse,
   okExample: ZONES_EXAMPLE,
+  okHeaders: PROVENANCE_HEADERS,
   errors: [refusalOf(() => inputs.read('?country=MX')), refusalOf(() => inputs.read('?as_of=2026-02-30T00:00:00Z'))],
   handler(deps: ZoneDeps) {
     // A country's list at the request time, serialised once per prepared figures (not for as_of: any
@@ -37,7 +39,8 @@ export const listZones = defineOperation({
     return async ({ set, query: { country, as_of } }) => {
       const now = deps.clock()
       if (as_of === undefined) {
-        const facts = await deps.zones.facts(country)
+        const { value: facts, at } = await preparedOf(deps.zones, country)
+        answeredFrom(set, at)
         const bytes = ready.get(facts, country, now.getTime(), () => {
           const zones = zonesAt(facts, now)
           return { body: { ok: true as const, country, count: zones.length, zones }, until: zoneFactsChangeAt(facts.values(), now.getTime()) }
@@ -45,7 +48,8 @@ export const listZones = defineOperation({
         return jsonBytes(set, bytes!)
       }
       const at = (await instantAsked(as_of, now, deps.zones))!
-      const zones = await zonesAsOf(deps.zones, country, at)
+      const { value: zones, at: from } = await fromOneState(deps.zones, (view) => zonesAsOf(view, country, at))
+      answeredFrom(set, from)
       return { ok: true as const, country, as_of: at.toISOString(), count: zones.length, zones }
     }
   },

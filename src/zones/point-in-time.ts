@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import type { ReadyZones } from '../../projections/listings/ready-zones.ts'
+import type { Computed, PointInTime, PreparedFacts, ReadyZones } from '../../projections/listings/ready-zones.ts'
 import type { ZoneDetail, ZoneHistoryMonth, ZoneSummary } from '../domain/market/zone-figures.ts'
 import type { Country } from '../domain/market/vocabulary.ts'
 import { isKnowableZoneNumber, zoneName, zoneNumberOfSlug, zoneSlug } from '../domain/market/zone-name.ts'
@@ -76,8 +76,26 @@ export function asOfRangeChecks(zones: ZoneAnswers, clock: () => Date) {
   }
 }
 
+/**
+ * `read`'s answer from one state of the read model, with that state's position and generation when
+ * the zones say (the live read model's `pointInTime`; an audit's rebuilt one is read as it is).
+ */
+export async function fromOneState<V extends Pick<ZoneAnswers, 'factsAt'>, T>(
+  zones: V & Partial<Pick<ReadyZones, 'pointInTime'>>,
+  read: (view: V | PointInTime) => Promise<T>,
+): Promise<Computed<T>> {
+  return zones.pointInTime ? zones.pointInTime(read) : { value: await read(zones) }
+}
+
+/** A country's prepared facts, with the preparation's position and generation when the zones say (`preparedFacts`). */
+export async function preparedOf(zones: Pick<ReadyZones, 'facts'> & Partial<Pick<ReadyZones, 'preparedFacts'>>, country: Country): Promise<Computed<PreparedFacts['facts']>> {
+  if (!zones.preparedFacts) return { value: await zones.facts(country) }
+  const { facts, at } = await zones.preparedFacts(country)
+  return { value: facts, at }
+}
+
 /** GET /zones's zones of `country` as the market stood at `at`. */
-export async function zonesAsOf(zones: ZoneAnswers, country: Country, at: Date): Promise<ZoneSummary[]> {
+export async function zonesAsOf(zones: Pick<ZoneAnswers, 'factsAt'>, country: Country, at: Date): Promise<ZoneSummary[]> {
   return zonesAt(await zones.factsAt(country, at, undefined, 'summary'), at)
 }
 
@@ -87,7 +105,7 @@ const knowable = (slug: string): number | null => {
 }
 
 /** GET /zone/{slug}'s record as the market stood at `at`, or null when the country had no such zone then. */
-export async function zoneAsOf(zones: ZoneAnswers, country: Country, slug: string, at: Date): Promise<ZoneDetail | null> {
+export async function zoneAsOf(zones: Pick<ZoneAnswers, 'factsAt'>, country: Country, slug: string, at: Date): Promise<ZoneDetail | null> {
   const zoneNo = knowable(slug)
   return zoneNo === null ? null : zoneDetailAt(await zones.factsAt(country, at, zoneNo), slug, at)
 }
@@ -98,7 +116,7 @@ export async function zoneAsOf(zones: ZoneAnswers, country: Country, slug: strin
  * country had no such zone at `at`.
  */
 export async function zoneHistory(
-  zones: ZoneAnswers,
+  zones: Pick<ZoneAnswers, 'factsAt'>,
   country: Country,
   slug: string,
   months: number,

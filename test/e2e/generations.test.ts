@@ -16,7 +16,7 @@ import { ANCHOR } from '../support/market.ts'
 import { initialisedDataDir, type RunningServer, startServer } from '../support/server.ts'
 
 type Json = Record<string, any>
-type Answer = { path: string; status: number; body: Json; at: number }
+type Answer = { path: string; status: number; body: Json; at: number; generation: string | null }
 
 /**
  * Blue/green on the real server under a steady load of API requests: an upgrade of a store built
@@ -35,7 +35,7 @@ function load(server: RunningServer, key: string) {
     for (let i = offset; !stopped; i++) {
       const path = PATHS[i % PATHS.length]!
       const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
-      answers.push({ path, status: response.status, body: (await response.json()) as Json, at: Date.now() })
+      answers.push({ path, status: response.status, body: (await response.json()) as Json, at: Date.now(), generation: response.headers.get('mirador-generation') })
     }
   }
   const clients = [0, 1, 2].map(client)
@@ -149,6 +149,15 @@ for (const target of databaseTargets('blue/green under load')) {
         ['v6.1', 'previous'],
         ['v1.1', 'retired'],
       ])
+      // Each answer named the generation it came from: the first one's until the promotion, the rebuilt one's after; and a
+      // settled answer names the live generation's position, as status prints it.
+      expect(new Set(answers.map((a) => a.generation))).toEqual(new Set(['v6.1', 'v6.2']))
+      expect(answers.at(-1)!.generation).toBe('v6.2')
+      const live = status.generations.find((g) => g.projection === 'listings' && g.state === 'live')!
+      for (const path of PATHS) {
+        const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
+        expect([response.headers.get('mirador-generation'), Number(response.headers.get('mirador-position'))]).toEqual([live.generation, live.position])
+      }
       // Hold, compare, promote and roll back from the CLI; the key keeps working across every switch of api_keys.
       const held = await server.cli('projections', 'rebuild', 'api_keys', '--hold')
       expect(held.stdout).toMatch(/^api_keys v2\.2: 1 event in [\d.]+ s \(\d+ events\/s\), held: `projections diff api_keys`, then `projections promote api_keys`$/m)

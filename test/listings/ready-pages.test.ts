@@ -20,24 +20,24 @@ describe('listing pages kept as bytes', () => {
 
   it('the same bytes until a listing on the page gains a day, then the page of that time', async () => {
     let now = new Date(ANCHOR.getTime() + 86_400_000)
-    const first = text(await market.inventory.searchBytes(search, now))
+    const first = text((await market.inventory.searchBytes(search, now)).bytes)
     expect(first).toBe(await fresh(now))
     const page = JSON.parse(first) as { listings: { listed_at: string }[] }
     const changes = Math.min(...page.listings.map((l) => daysOnMarketChangesAt(now.getTime(), Date.parse(l.listed_at))))
     now = new Date(changes - 1)
-    expect(text(await market.inventory.searchBytes(search, now))).toBe(first)
+    expect(text((await market.inventory.searchBytes(search, now)).bytes)).toBe(first)
     now = new Date(changes)
-    const after = text(await market.inventory.searchBytes(search, now))
+    const after = text((await market.inventory.searchBytes(search, now)).bytes)
     expect(after).not.toBe(first)
     expect(after).toBe(await fresh(now))
   })
 
   it('the page of the events applied: a new listing shows at once after they are', async () => {
     const now = new Date(ANCHOR.getTime() + 2 * 86_400_000)
-    const before = JSON.parse(text(await market.inventory.searchBytes(search, now))) as { total: number }
+    const before = JSON.parse(text((await market.inventory.searchBytes(search, now)).bytes)) as { total: number }
     await ingestRecords(market.store, [aRecord({ source_id: 'ready-pages-1', country: 'GT', listed_at: ANCHOR.toISOString(), verified_at: ANCHOR.toISOString(), observed_at: ANCHOR.toISOString() })], DEFAULT_FX)
     await market.settle()
-    const after = text(await market.inventory.searchBytes(search, now))
+    const after = text((await market.inventory.searchBytes(search, now)).bytes)
     expect((JSON.parse(after) as { total: number }).total).toBe(before.total + 1)
     expect(after).toBe(await fresh(now))
   })
