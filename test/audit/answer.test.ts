@@ -58,7 +58,7 @@ for (const target of databaseTargets('audit answer')) {
             .use(listingRoutes({ gate, inventory: market.inventory, clock })),
         )
       const response = await app.handle(new Request(`http://localhost${path}`, { headers: { authorization } }))
-      return { status: response.status, body: await response.text() }
+      return { status: response.status, body: await response.text(), position: Number(response.headers.get('mirador-position')) }
     }
     const audit = (path: string, until: string, at_position?: number) =>
       runOperatorCommand(
@@ -92,21 +92,26 @@ for (const target of databaseTargets('audit answer')) {
       for (const path of PATHS) expect((await audit(path, now.toISOString())).body).toBe((await get(path, () => now)).body)
     })
 
-    it('reproduces an answer from the position it was computed from, whenever its events were recorded', async () => {
-      const position = await market.store.headPosition()
+    it('reproduces an answer from the position it names (Mirador-Position), whenever its events were recorded', async () => {
       const servedAt = new Date()
-      const before = new Map<string, string>()
-      for (const path of PATHS) before.set(path, (await get(path, () => servedAt)).body)
+      const before = new Map<string, { body: string; position: number }>()
+      for (const path of PATHS) before.set(path, await get(path, () => servedAt))
+      // Settled: every answer names the head of the log, the position its read model reflects.
+      const head = await market.store.headPosition()
+      for (const path of PATHS.filter((p) => !p.includes('zona-999'))) expect(before.get(path)!.position).toBe(head)
       // A later line about Zona 1, recorded after the answers: the same requests answer otherwise now.
       await ingestRecords(market.store, [aRecord({ source_id: 'after-the-answers', zone: 'Zona 1', price: 2_000_000, verified_at: '2026-04-15T00:00:00.000Z' })], DEFAULT_FX)
       await market.settle()
-      expect(await market.store.headPosition()).toBeGreaterThan(position)
-      expect((await get(PATHS[1]!, () => servedAt)).body).not.toBe(before.get(PATHS[1]!))
+      expect((await get(PATHS[1]!, () => servedAt)).position).toBeGreaterThan(head)
+      expect((await get(PATHS[1]!, () => servedAt)).body).not.toBe(before.get(PATHS[1]!)!.body)
 
-      // Recorded long after the time given: only the position decides which events count.
+      // Only the position decides which events count: the time given is the request's.
+      for (const path of PATHS.filter((p) => !p.includes('zona-999'))) {
+        const { body, position } = before.get(path)!
+        expect((await audit(path, servedAt.toISOString(), position)).body).toBe(body)
+      }
       const later = new Date(Date.now() + 86_400_000).toISOString()
-      for (const path of PATHS) expect((await audit(path, servedAt.toISOString(), position)).body).toBe(before.get(path))
-      expect((await audit(PATHS[1]!, later, position)).body).not.toBe((await get(PATHS[1]!, () => new Date(later))).body)
+      expect((await audit(PATHS[1]!, later, head)).body).not.toBe((await get(PATHS[1]!, () => new Date(later))).body)
     })
 
     it('refuses a path it does not reproduce, a time without offset and a position beyond the log', async () => {
