@@ -5,7 +5,7 @@
  * its peak RSS (VmHWM) and time per path. With `--before DIR`, the same commands from another checkout (e.g. the code before the
  * page-by-page build) in the same run, as the baseline.
  *
- *   npx bun bench/audit-answer.ts [--listings 100000,300000] [--before /work/wt-before] [--no-write]
+ *   npx bun bench/audit-answer.ts [--listings 100000,300000] [--paths zones,listings] [--before /work/wt-before] [--no-write]
  *
  * Each store is kept between runs (schema `bench_audit_<listings>`) and reused when it holds the market.
  */
@@ -23,11 +23,14 @@ const PATHS = ['/api/v1/zones?country=GT', '/api/v1/listings?country=GT&sort=pri
 const { values: flags } = parseArgs({
   options: {
     listings: { type: 'string', default: '100000,300000' },
+    /** Which of PATHS to ask, by a word of their path. */
+    paths: { type: 'string', default: 'zones,listings' },
     before: { type: 'string' },
     'no-write': { type: 'boolean', default: false },
   },
 })
 const sizes = flags.listings.split(',').map(Number)
+const paths = PATHS.filter((path) => flags.paths.split(',').some((word) => path.includes(`/${word}?`)))
 const baseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
 const urlOf = (listings: number) => `${baseUrl}${baseUrl.includes('?') ? '&' : '?'}search_path=bench_audit_${listings}`
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`)
@@ -77,7 +80,7 @@ const loadStart = loadAverage()
 const runs: Run[] = []
 for (const listings of sizes) {
   const events = await market(listings)
-  for (const path of PATHS) {
+  for (const path of paths) {
     for (const [code, cwd] of [['this checkout', ROOT], ...(flags.before ? [['before', flags.before]] : [])] as const) {
       log(`${listings} listings, ${code}: audit answer ${path} …`)
       const run = await audit({ listings, events }, code, cwd, path)
@@ -92,7 +95,7 @@ sampled every 50 ms.${flags.before ? ` "before" is the checkout at ${flags.befor
 
 - Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC
 - Machine: ${machine()}; load average ${loadStart} at start, ${loadAverage()} at end
-- Command: \`npx bun bench/audit-answer.ts --listings ${flags.listings}${flags.before ? ` --before ${flags.before}` : ''}\`
+- Command: \`npx bun bench/audit-answer.ts --listings ${flags.listings} --paths ${flags.paths}${flags.before ? ` --before ${flags.before}` : ''}\`
 
 | listings | events | code | path | seconds | peak RSS | exit |
 |---:|---:|---|---|---:|---:|---:|
