@@ -1,0 +1,83 @@
+import { type ChainFault, type ChainRule, ChainWalk, formatHead, headMatches, parseHead } from '../eventstore/chain.ts'
+import type { EventStore } from '../eventstore/port.ts'
+import { invalidRequest } from '../shared/errors.ts'
+
+/** Events read per page: large, since each page is one query and the work per event is one hash. */
+const PAGE = 20_000
+
+/** What `audit verify` found: the first event at fault (if any), the head digest, and the expected digest's check. */
+export type Verification = {
+  chain: ChainRule
+  /** Events walked (up to and including the first at fault). */
+  events: number
+  /** `POSITION:HEX16` of the last event walked; null for an empty log. */
+  head: string | null
+  fault: ChainFault | null
+  /** With `--expect`: whether the log still gives that digest at its position, and if not why. */
+  expected: { digest: string; matches: boolean; message: string } | null
+}
+
+/** The `--expect` digest read, or `invalid_request` naming the form. */
+function expectedHead(text: string) {
+  const head = parseHead(text)
+  if (!head) throw invalidRequest('--expect must be a head digest as `audit verify --head` prints it: POSITION:16 hex digits (e.g. 1234:0123456789abcdef)', [{ field: 'expect', message: 'Expected POSITION:16 hex digits' }])
+  return head
+}
+
+/**
+ * Walks the whole log in position order, checking each event's chain link (src/eventstore/chain.ts),
+ * and stops at the first event at fault. With `expect` (a head digest printed earlier), also checks
+ * that the log still gives that digest at that position. `progress` is told the events walked (of
+ * about `total`, the head position, where positions count events).
+ */
+export async function verifyLog(
+  store: Pick<EventStore, 'chain' | 'readChain' | 'headPosition'>,
+  options: { expect?: string; progress?: (done: number, total: number | undefined) => void } = {},
+): Promise<Verification> {
+  const wanted = options.expect === undefined ? null : expectedHead(options.expect)
+  const walk = new ChainWalk(store.chain, new Set(wanted ? [wanted.position] : []))
+  const total = store.chain === 'global' ? await store.headPosition() : undefined
+  let events = 0
+  let fault: ChainFault | null = null
+  for (let after = 0; fault === null; ) {
+    const page = await store.readChain(after, PAGE)
+    if (page.length === 0) break
+    for (const entry of page) {
+      events += 1
+      fault = walk.step(entry)
+      if (fault) break
+    }
+    after = page.at(-1)!.position
+    options.progress?.(events, total)
+  }
+  const last = walk.digest()
+  return {
+    chain: store.chain,
+    events,
+    head: last.position === 0 ? null : formatHead(last),
+    fault,
+    expected: wanted && options.expect !== undefined ? expectation(options.expect, wanted, walk, fault) : null,
+  }
+}
+
+function expectation(digest: string, wanted: { position: number; prefix: string }, walk: ChainWalk, fault: ChainFault | null) {
+  const mark = walk.marks.get(wanted.position)
+  if (mark) {
+    const matches = headMatches(wanted, mark)
+    return {
+      digest,
+      matches,
+      message: matches
+        ? `the log still gives ${digest} at position ${wanted.position}`
+        : `the log gives ${formatHead(mark)} at position ${wanted.position}, not ${digest}: the events up to it were altered, inserted, deleted or reordered since that digest was recorded`,
+    }
+  }
+  const reached = walk.digest().position
+  const message =
+    fault && fault.position <= wanted.position
+      ? `position ${wanted.position} was not reached: the walk stopped at the fault at position ${fault.position}`
+      : reached < wanted.position
+        ? `the log no longer reaches position ${wanted.position} (its last event is at ${reached}): events were deleted since that digest was recorded`
+        : `the log holds no event at position ${wanted.position} any more: it was deleted since that digest was recorded`
+  return { digest, matches: false, message }
+}
