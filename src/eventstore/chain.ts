@@ -36,6 +36,41 @@ export const linkOf = (previous: Uint8Array, digest: Uint8Array): Uint8Array => 
 /** The digest of a text (the canonical content of an event). */
 export const sha256Of = (text: string): Uint8Array => createHash('sha256').update(text).digest()
 
+/** JSON with keys sorted at every level: equal values, equal text (PostgreSQL's jsonb reorders keys). */
+export function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+/**
+ * The content digest of an event where the store builds no text of it (KurrentDB, in TS): what is
+ * recorded of it but the position and the time, which the server assigns after the link is made.
+ */
+export const eventDigest = (e: { id: string; stream: string; revision: number; type: string; data: unknown; metadata: unknown }): Uint8Array =>
+  sha256Of(canonical([e.id.toLowerCase(), e.stream, e.revision, e.type, e.data, e.metadata]))
+
+/**
+ * What a stream's next event links to (per-stream chain): the link its last event carries, or, for
+ * a stream whose events were recorded before the chain, the fold of their digests (none: GENESIS).
+ */
+export function streamLink(events: readonly { digest: Uint8Array; link: Uint8Array | null }[]): Uint8Array {
+  const last = events.at(-1)
+  if (!last) return GENESIS
+  if (last.link) return last.link
+  return events.reduce((previous, e) => linkOf(previous, e.digest), GENESIS)
+}
+
+/** Links for events appended after `previous`, each chaining on the one before it. */
+export function linksAfter(previous: Uint8Array, digests: readonly Uint8Array[]): Uint8Array[] {
+  const links: Uint8Array[] = []
+  for (const digest of digests) links.push((previous = linkOf(previous, digest)))
+  return links
+}
+
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i])
 
 export const hexOf = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
