@@ -1,9 +1,46 @@
-import { type ChainFault, type ChainRule, ChainWalk, formatHead, headMatches, parseHead } from '../eventstore/chain.ts'
+import { type ChainEntry, type ChainFault, type ChainRule, ChainWalk, formatHead, headMatches, parseHead } from '../eventstore/chain.ts'
 import type { EventStore } from '../eventstore/port.ts'
 import { invalidRequest } from '../shared/errors.ts'
 
 /** Events read per page: large, since each page is one query and the work per event is one hash. */
 const PAGE = 20_000
+
+/** Pages asked for ahead of the one being checked (global chain): the database digests them while this process folds. */
+const AHEAD = 2
+
+/**
+ * The log page by page, in position order. On a global chain positions count events (a rolled-back
+ * append may leave a gap), so the next pages are asked for before they are needed, from guessed
+ * starts: a page reaches at least the next one's start unless the log ends in it, and what two
+ * pages both hold is taken once. Per stream (KurrentDB: positions are byte offsets), one at a time.
+ */
+async function* pages(store: Pick<EventStore, 'chain' | 'readChain'>): AsyncGenerator<ChainEntry[]> {
+  let last = 0
+  if (store.chain === 'global') {
+    const ahead: Promise<ChainEntry[]>[] = []
+    for (let start = 0; ; ) {
+      while (ahead.length < AHEAD) {
+        const page = store.readChain(start, PAGE)
+        // Read or not, a page asked for ahead must not fail the process if the walk stops first.
+        page.catch(() => {})
+        ahead.push(page)
+        start += PAGE
+      }
+      const page = await ahead.shift()!
+      const fresh = page.filter((entry) => entry.position > last)
+      if (fresh.length > 0) {
+        yield fresh
+        last = fresh.at(-1)!.position
+      }
+      if (page.length < PAGE) break
+    }
+  }
+  // The rest one page at a time: the whole log per stream, the events appended during the walk on a global chain.
+  for (let page = await store.readChain(last, PAGE); page.length > 0; page = await store.readChain(last, PAGE)) {
+    yield page
+    last = page.at(-1)!.position
+  }
+}
 
 /** What `audit verify` found: the first event at fault (if any), the head digest, and the expected digest's check. */
 export type Verification = {
@@ -42,17 +79,15 @@ export async function verifyLog(
   // After a fault, the walk goes on only to reach the expected digest's position: its fold is of
   // the events as they are now, so the digest there still says whether they changed.
   const goOn = () => fault === null || (wanted !== null && walk.digest().position < wanted.position)
-  for (let after = 0; goOn(); ) {
-    const page = await store.readChain(after, PAGE)
-    if (page.length === 0) break
+  for await (const page of pages(store)) {
     for (const entry of page) {
       const found = walk.step(entry)
       if (fault === null) events += 1
       fault ??= found
       if (!goOn()) break
     }
-    after = page.at(-1)!.position
     options.progress?.(events, total)
+    if (!goOn()) break
   }
   const last = walk.digest()
   return {

@@ -22,10 +22,18 @@ create or replace function mirador_chain_step(bytea, bytea, bytea) returns bytea
 create or replace aggregate mirador_chain(bytea, bytea) (sfunc = mirador_chain_step, stype = bytea)
 `
 
-/** The content digest of a row (columns prefixed by `r`): everything recorded of the event but its category, derived from its stream. */
-const contentDigest = (r: string) =>
-  `sha256(convert_to(jsonb_build_array(${r}global_position, ${r}event_id, ${r}stream_name, ${r}stream_revision, ${r}event_type, ` +
-  `${r}data, ${r}metadata, to_char(${r}recorded_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))::text, 'UTF8'))`
+/**
+ * The content digest of a row (columns prefixed by `r`): everything recorded of the event but its
+ * category (derived from its stream), as one text. The stream and the type are length-prefixed and
+ * data and metadata are jsonb's canonical text (a JSON object ends where its braces close), so two
+ * different rows never give the same text. Plain concatenation: building a jsonb array of the
+ * columns instead cost verification a third more (decision 0115).
+ */
+export const contentDigest = (r: string) =>
+  `sha256(convert_to(${r}global_position || ' ' || ${r}event_id || ' ' || ${r}stream_revision || ' ' || ` +
+  `to_char(${r}recorded_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || ' ' || ` +
+  `length(${r}stream_name) || ':' || ${r}stream_name || ' ' || length(${r}event_type) || ':' || ${r}event_type || ' ' || ` +
+  `${r}data::text || ${r}metadata::text, 'UTF8'))`
 
 /** A row to insert: `n` orders them; position and time only when they are given (an import). */
 export type ChainedRow = {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { type Verification, verifyLog } from '../../src/audit/verify.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore, NewEvent } from '../../src/eventstore/port.ts'
+import { contentDigest } from '../../src/eventstore/sql-chain.ts'
 import { openSqlEventStore } from '../../src/eventstore/sql-event-store.ts'
 import { BATCH_GUARANTEES, databaseTargets } from '../support/databases.ts'
 
@@ -136,8 +137,7 @@ for (const target of databaseTargets('audit verify')) {
         for (const row of rows) {
           await db.query(
             `update mirador_events e set chain = mirador_chain_step(null, coalesce((select chain from mirador_events p where p.global_position = e.global_position - 1), decode(repeat('00', 32), 'hex')),
-               sha256(convert_to(jsonb_build_array(global_position, event_id, stream_name, stream_revision, event_type, data, metadata,
-                 to_char(recorded_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))::text, 'UTF8'))) where global_position = $1`,
+               ${contentDigest('')}) where global_position = $1`,
             [row.global_position],
           )
         }
