@@ -56,7 +56,8 @@ export type ChainedRow = {
  * (an import keeps the exported ones). Must run under the append lock.
  */
 export async function insertChained(tx: Sql, rows: readonly ChainedRow[], given: boolean, previous: Uint8Array | null = null) {
-  const position = given ? 'r.global_position' : `nextval(pg_get_serial_sequence('mirador_events', 'global_position'))`
+  // The sequence looked up once (an initplan): pg_get_serial_sequence per row cost as much as the insert.
+  const position = given ? 'r.global_position' : `nextval((select pg_get_serial_sequence('mirador_events', 'global_position')::regclass))`
   const time = given ? 'r.recorded_at' : 'clock_timestamp()'
   return tx.query<{ stream_name: string; global_position: unknown }>(
     // Materialised so that each row's position and time are drawn once, in order, and the link is
