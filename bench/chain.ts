@@ -8,10 +8,13 @@
  * Appends: the same events appended in batches of 100 streams (one `appendMany`, as an ingest
  * appends) and one by one (`append`, as the API records a briefing), into a fresh store of the code
  * at `--main` (before the chain) and of this tree, alternately, `--rounds` times, on PostgreSQL
- * (DATABASE_URL) and PGlite; the median of the rounds is compared. Verify: a log of
- * `--verify-events` events appended in batches of 1,000, then `verifyLog` over all of it.
+ * (DATABASE_URL) and PGlite; the median of the rounds is compared, in events/s and in CPU time per
+ * event (this process and the database's backends: robust to the load of a shared machine). Verify: a
+ * log of `--verify-events` events appended in batches of 1,000 (on PostgreSQL kept in the schema
+ * bench_chain_verify and reused by later runs), then `verifyLog` over all of it, timed and in CPU.
  * Results are printed and written to bench/results.md (section "Tamper-evident log") unless --no-write.
  */
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { verifyLog } from '../src/audit/verify.ts'
@@ -81,7 +84,31 @@ async function appendSingles(store: EventStore, count: number): Promise<number> 
   return count / ((performance.now() - start) / 1000)
 }
 
-type Target = { name: string; fresh(): Promise<{ db: Db; dispose(): Promise<void> }> }
+/**
+ * CPU time spent so far by this process and by the database's backends serving `db` (PostgreSQL runs
+ * on this machine: its backends' /proc entries; PGlite runs in this process), in ms. On a shared,
+ * loaded machine wall-clock rates swing by 2–3× between rounds; CPU per event does not.
+ */
+async function cpuMeter(db: Db): Promise<() => number> {
+  const own = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+  if (db.kind !== 'postgres') return own
+  // Ten statements at once open (and name) every connection of the pool.
+  const pids = new Set((await Promise.all(Array.from({ length: 10 }, () => db.query<{ pid: number }>('select pg_backend_pid() as pid, pg_sleep(0.05)')))).map(([row]) => row!.pid))
+  const tick = 1000 / 100
+  const backend = (pid: number) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      return (Number(fields[11]) + Number(fields[12])) * tick
+    } catch {
+      return 0
+    }
+  }
+  return () => own() + [...pids].reduce((sum, pid) => sum + backend(pid), 0)
+}
+
+type Opened = { db: Db; dispose(): Promise<void> }
+/** `fresh`: an empty store; `kept`: the verify log, kept between runs on PostgreSQL (schema bench_chain_verify, the only one this benchmark leaves). */
+type Target = { name: string; fresh(): Promise<Opened>; kept(): Promise<Opened> }
 
 function targets(): Target[] {
   const list: Target[] = []
@@ -102,9 +129,17 @@ function targets(): Target[] {
           },
         }
       },
+      async kept() {
+        const db = await openPostgres(url, { schema: 'bench_chain_verify' })
+        return { db, dispose: () => db.close() }
+      },
     })
   }
-  if (!args['no-pglite']) list.push({ name: 'PGlite', fresh: async () => { const db = await openPglite(); return { db, dispose: () => db.close() } } })
+  const inMemory = async () => {
+    const db = await openPglite()
+    return { db, dispose: () => db.close() }
+  }
+  if (!args['no-pglite']) list.push({ name: 'PGlite', fresh: inMemory, kept: inMemory })
   return list
 }
 
@@ -115,16 +150,20 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 async function appendRound(target: Target, open: OpenStore, events: number, singles: number) {
   const { db, dispose } = await target.fresh()
   const store = await open(db)
+  const cpu = await cpuMeter(db)
+  const before = cpu()
   const batched = await appendBatches(store, events, 100)
+  const batchedCpu = ((cpu() - before) * 1000) / events
   const single = await appendSingles(store, singles)
   await store.close()
   await dispose()
-  return { batched, single }
+  return { batched, single, batchedCpu }
 }
 
 async function appendCost(target: Target, codes: Record<'main' | 'chain', OpenStore>): Promise<string> {
   const rounds = Number(args.rounds)
-  const results = { main: [] as { batched: number; single: number }[], chain: [] as { batched: number; single: number }[] }
+  type Round = { batched: number; single: number; batchedCpu: number }
+  const results = { main: [] as Round[], chain: [] as Round[] }
   const load = [loadAverage()]
   for (let r = 0; r < rounds; r++) {
     for (const code of ['main', 'chain'] as const) {
@@ -133,27 +172,34 @@ async function appendCost(target: Target, codes: Record<'main' | 'chain', OpenSt
     }
     load.push(loadAverage())
   }
+  const cpuRow = () => {
+    const [before, after] = [median(results.main.map((x) => x.batchedCpu)), median(results.chain.map((x) => x.batchedCpu))]
+    return `| ${target.name} | CPU µs per event of appendMany (this process + the database), lower is better | ${before.toFixed(0)} | ${after.toFixed(0)} | ${(((after - before) / before) * 100).toFixed(1)} % | ${results.main.map((x) => x.batchedCpu.toFixed(0)).join(' / ')} → ${results.chain.map((x) => x.batchedCpu.toFixed(0)).join(' / ')} |`
+  }
   const row = (label: string, key: 'batched' | 'single') => {
     const [before, after] = [median(results.main.map((x) => x[key])), median(results.chain.map((x) => x[key]))]
     return `| ${target.name} | ${label} | ${fmt(before)} | ${fmt(after)} | ${(((after - before) / before) * 100).toFixed(1)} % | ${results.main.map((x) => fmt(x[key])).join(' / ')} → ${results.chain.map((x) => fmt(x[key])).join(' / ')} |`
   }
   console.error(`load average during ${target.name}: ${load.join(', ')}`)
-  return [row(`appendMany, 100 streams × 1 event, ${fmt(Number(args['append-events']))} events`, 'batched'), row(`append, 1 event, ${fmt(Number(args['single-appends']))} appends`, 'single')].join('\n') + `\n<!-- load ${target.name}: ${load.join(', ')} -->`
+  return [row(`appendMany, 100 streams × 1 event, ${fmt(Number(args['append-events']))} events`, 'batched'), cpuRow(), row(`append, 1 event, ${fmt(Number(args['single-appends']))} appends`, 'single')].join('\n') + `\n<!-- load ${target.name}: ${load.join(', ')} -->`
 }
 
 async function verifySpeed(target: Target, events: number): Promise<string> {
-  const { db, dispose } = await target.fresh()
+  const { db, dispose } = await target.kept()
   const store = await openSqlEventStore(db)
-  const load = appendBatches(store, events, 1000, 0, (done) => done % 100_000 === 0 && console.error(`${target.name}: ${done} events appended`))
-  const appendRate = await load
+  const held = await store.headPosition()
+  const appendRate = held >= events ? NaN : await appendBatches(store, events - held, 1000, held, (done) => done % 100_000 === 0 && console.error(`${target.name}: ${done} events appended`))
   const loadBefore = loadAverage()
+  const cpu = await cpuMeter(db)
+  const cpuBefore = cpu()
   const start = performance.now()
   const verified = await verifyLog(store)
   const seconds = (performance.now() - start) / 1000
-  if (verified.fault || verified.events !== events) throw new Error(`verify: ${JSON.stringify(verified)}`)
+  const cpuSeconds = (cpu() - cpuBefore) / 1000
+  if (verified.fault || verified.events < events) throw new Error(`verify: ${JSON.stringify(verified)}`)
   await store.close()
   await dispose()
-  return `| ${target.name} | ${fmt(events)} | ${seconds.toFixed(1)} s | **${fmt(events / seconds)}** | ${loadBefore} | ${fmt(appendRate)} |`
+  return `| ${target.name} | ${fmt(verified.events)} | ${seconds.toFixed(1)} s | **${fmt(verified.events / seconds)}** | ${loadBefore} | ${cpuSeconds.toFixed(1)} s | ${fmt(verified.events / cpuSeconds)} | ${Number.isNaN(appendRate) ? 'kept from a previous run' : fmt(appendRate)} |`
 }
 
 const main = await import(join(args.main, 'src/eventstore/sql-event-store.ts'))
@@ -175,8 +221,8 @@ ${appendRows.join('\n')}
 
 ### \`audit verify\` (verifyLog over the whole log)
 
-| store | events | time | events/s | load average | append rate while loading (events/s) |
-|---|---|---|---|---|---|
+| store | events | time | events/s | load average | CPU (this process + database) | events per CPU second | append rate while loading (events/s) |
+|---|---|---|---|---|---|---|---|
 ${verifyRows.join('\n')}
 `
 console.log(body)

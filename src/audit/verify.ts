@@ -20,6 +20,8 @@ async function* pages(store: Pick<EventStore, 'chain' | 'readChain'>): AsyncGene
     const ahead: Promise<ChainEntry[]>[] = []
     for (let start = 0; ; ) {
       while (ahead.length < AHEAD) {
+        // Past a gap (a sequence restarted further on) the guesses start from what was read.
+        start = Math.max(start, last)
         const page = store.readChain(start, PAGE)
         // Read or not, a page asked for ahead must not fail the process if the walk stops first.
         page.catch(() => {})

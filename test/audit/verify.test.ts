@@ -147,6 +147,14 @@ for (const target of databaseTargets('audit verify')) {
         expect(forged.expected!.message).toMatch(/^the log gives 8:[0-9a-f]{16} at position 8, not 8:[0-9a-f]{16}: the events up to it were altered/)
       })
 
+      test('positions that skip because the store drew them so (a sequence restarted further on) are no fault', async () => {
+        await db.query('alter table mirador_events alter column global_position restart with 50000')
+        await store.append('notes-e', [event(9), event(10)], 'no_stream')
+        const verified = await verifyLog(store)
+        expect(verified).toMatchObject({ events: 10, fault: null })
+        expect(verified.head).toMatch(/^50001:/)
+      })
+
       test('an --expect that is not a head digest is refused as bad input', async () => {
         await expect(verifyLog(store, { expect: 'yesterday' })).rejects.toMatchObject({ code: 'invalid_request' })
       })
