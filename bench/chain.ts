@@ -34,6 +34,7 @@ const { values: args } = parseArgs({
     'verify-events': { type: 'string', default: '1000000' },
     'pglite-verify-events': { type: 'string', default: '200000' },
     'no-pglite': { type: 'boolean', default: false },
+    'no-append': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
   },
 })
@@ -207,7 +208,7 @@ const codes = { main: (db: Db) => main.openSqlEventStore(db) as Promise<EventSto
 const appendRows: string[] = []
 const verifyRows: string[] = []
 for (const target of targets()) {
-  appendRows.push(await appendCost(target, codes))
+  if (!args['no-append']) appendRows.push(await appendCost(target, codes))
   verifyRows.push(await verifySpeed(target, Number(target.name === 'PGlite' ? args['pglite-verify-events'] : args['verify-events'])))
 }
 const body = `Measured ${new Date().toISOString().slice(0, 16)} UTC on ${machine()}, load average (1 min) given per run (the machine is shared).

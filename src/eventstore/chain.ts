@@ -71,7 +71,7 @@ export function linksAfter(previous: Uint8Array, digests: readonly Uint8Array[])
   return links
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i])
+const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b)
 
 export const hexOf = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 
