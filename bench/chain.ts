@@ -182,7 +182,8 @@ async function appendCost(target: Target, codes: Record<'main' | 'chain', OpenSt
     return `| ${target.name} | ${label} | ${fmt(before)} | ${fmt(after)} | ${(((after - before) / before) * 100).toFixed(1)} % | ${results.main.map((x) => fmt(x[key])).join(' / ')} → ${results.chain.map((x) => fmt(x[key])).join(' / ')} |`
   }
   console.error(`load average during ${target.name}: ${load.join(', ')}`)
-  return [row(`appendMany, 100 streams × 1 event, ${fmt(Number(args['append-events']))} events`, 'batched'), cpuRow(), row(`append, 1 event, ${fmt(Number(args['single-appends']))} appends`, 'single')].join('\n') + `\n<!-- load ${target.name}: ${load.join(', ')} -->`
+  loads.push(`${target.name}: ${load.join(', ')}`)
+  return [row(`appendMany, 100 streams × 1 event, ${fmt(Number(args['append-events']))} events`, 'batched'), cpuRow(), row(`append, 1 event, ${fmt(Number(args['single-appends']))} appends`, 'single')].join('\n')
 }
 
 async function verifySpeed(target: Target, events: number): Promise<string> {
@@ -206,6 +207,8 @@ async function verifySpeed(target: Target, events: number): Promise<string> {
 const main = await import(join(args.main, 'src/eventstore/sql-event-store.ts'))
 const codes = { main: (db: Db) => main.openSqlEventStore(db) as Promise<EventStore>, chain: (db: Db) => openSqlEventStore(db) }
 const appendRows: string[] = []
+/** The load average before the first round and after each, per store. */
+const loads: string[] = []
 const verifyRows: string[] = []
 for (const target of targets()) {
   if (!args['no-append']) appendRows.push(await appendCost(target, codes))
@@ -219,6 +222,8 @@ const body = `Measured ${new Date().toISOString().slice(0, 16)} UTC on ${machine
 | store | workload | events/s before | events/s after | change | rounds (before → after) |
 |---|---|---|---|---|---|
 ${appendRows.join('\n')}
+
+Load average (1 min) before the first round and after each: ${loads.join('; ')}.
 
 ### \`audit verify\` (verifyLog over the whole log)
 
