@@ -12,15 +12,17 @@ import { categoryOf } from './port.ts'
  */
 
 /**
- * Added to the schema: the column, and the running link as an aggregate, used as a window function
- * over the rows one insert writes (its first argument, the link before them, starts the fold).
+ * Added to the schema, one statement each: the column, and the running link as an aggregate, used as
+ * a window function over the rows one insert writes (its first argument, the link before them,
+ * starts the fold). The step is PL/pgSQL: a LANGUAGE sql step is planned again at every statement
+ * that calls it, which cost a single-event append on PGlite about a third more.
  */
-export const CHAIN_SCHEMA = `
-alter table mirador_events add column if not exists chain bytea;
-create or replace function mirador_chain_step(bytea, bytea, bytea) returns bytea language sql immutable
-  as 'select sha256(coalesce($1, $2) || $3)';
-create or replace aggregate mirador_chain(bytea, bytea) (sfunc = mirador_chain_step, stype = bytea)
-`
+export const CHAIN_SCHEMA: readonly string[] = [
+  'alter table mirador_events add column if not exists chain bytea',
+  `create or replace function mirador_chain_step(bytea, bytea, bytea) returns bytea language plpgsql immutable
+     as $$ begin return sha256(coalesce($1, $2) || $3); end $$`,
+  'create or replace aggregate mirador_chain(bytea, bytea) (sfunc = mirador_chain_step, stype = bytea)',
+]
 
 /**
  * The content digest of a row (columns prefixed by `r`): everything recorded of the event but its

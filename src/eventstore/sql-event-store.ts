@@ -45,7 +45,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
   const batches = options.batches ?? 'all-or-nothing'
   await db.transaction(async (tx) => {
     await tx.query(LOCK_APPENDS, [APPEND_LOCK])
-    for (const statement of `${SCHEMA};${CHAIN_SCHEMA}`.split(';').map((s) => s.trim()).filter(Boolean)) await tx.query(statement)
+    for (const statement of [...SCHEMA.split(';').map((s) => s.trim()).filter(Boolean), ...CHAIN_SCHEMA]) await tx.query(statement)
     // Under the lock: of several processes opening a store recorded without the chain, one starts it.
     await startChain(tx)
   })

@@ -68,6 +68,22 @@ for (const target of databaseTargets('the chain\'s upgrade')) {
       for (const store of stores) await store.close()
     })
 
+    test('two processes appending at once, batches and single events, leave a whole chain', async () => {
+      dbs.push(await shared.connect())
+      const stores = await Promise.all(dbs.map((db) => openSqlEventStore(db)))
+      const event = (n: number) => ({ id: crypto.randomUUID(), type: 'OwnerRegistered', data: { owner_id: `p${n}` } })
+      await Promise.all(
+        stores.map(async (store, p) => {
+          for (let round = 0; round < 10; round++) {
+            await store.appendMany([1, 2, 3].map((k) => ({ stream: `owner-p${p}-${round}-${k}`, events: [event(k)], expected: 'no_stream' as const })))
+            await store.append(`owner-p${p}-${round}-single`, [event(round), event(round + 1)], 'no_stream')
+          }
+        }),
+      )
+      expect(await verifyLog(stores[0]!)).toMatchObject({ events: 6 + 1 + 2 * 10 * 5, fault: null })
+      for (const store of stores) await store.close()
+    })
+
     test('opened again later, it is not upgraded a second time', async () => {
       await (await openSqlEventStore(dbs[0]!)).close()
       const store = await openSqlEventStore(dbs[0]!)
