@@ -4,6 +4,8 @@ import {
   EsdbMappingError,
   fromKurrent,
   importChunks,
+  linksFor,
+  nextLinkOf,
   planWrite,
   streamStateFor,
   toEventData,
@@ -11,6 +13,7 @@ import {
   type WriteExtras,
   type WritePlan,
 } from './esdb-mapping.ts'
+import { GENESIS } from './chain.ts'
 import { readRaw, readStreams } from './esdb-reads.ts'
 import { type AppendResult, type BatchGuarantee, checkBatch, type RecordedEvent, type StreamWrite, WrongExpectedRevision } from './port.ts'
 
@@ -49,7 +52,13 @@ async function send({ client, multiStream }: EsdbWriter, requests: AppendRequest
 export async function appendTogether(writer: EsdbWriter, writes: readonly StreamWrite[]): Promise<AppendResult[]> {
   if (writes.length === 0) return []
   checkBatch(writes)
-  const readOnLeader = async (stream: string) => (await readRaw(writer.client, stream, undefined, undefined, true)).map(fromKurrent)
+  /** What each stream's next event links to, as last read. */
+  const links = new Map<string, Uint8Array>()
+  const readOnLeader = async (stream: string) => {
+    const raw = await readRaw(writer.client, stream, undefined, undefined, true)
+    links.set(stream, nextLinkOf(raw))
+    return raw.map(fromKurrent)
+  }
   for (let attempt = 1; ; attempt++) {
     const read = await readStreams(writes.map((w) => w.stream), readOnLeader)
     const plans: WritePlan[] = writes.map((write) => planWrite(write, read.get(write.stream)!))
@@ -61,11 +70,16 @@ export async function appendTogether(writer: EsdbWriter, writes: readonly Stream
     try {
       await send(
         writer,
-        pending.map(({ write, w }) => ({
-          stream: write.stream,
-          current: (plans[w] as Extract<WritePlan, { kind: 'append' }>).current,
-          events: write.events.map((event, i) => toEventData(event, i === 0 ? { attempt: marker } : {})),
-        })),
+        pending.map(({ write, w }) => {
+          const current = (plans[w] as Extract<WritePlan, { kind: 'append' }>).current
+          // Linked at the exact revisions the append is made at: a concurrent writer makes it fail, and the next round links again.
+          const chain = linksFor(write.stream, current, write.events, links.get(write.stream)!)
+          return {
+            stream: write.stream,
+            current,
+            events: write.events.map((event, i) => toEventData(event, { ...(i === 0 ? { attempt: marker } : {}), chain: chain[i] })),
+          }
+        }),
       )
     } catch (error) {
       // Another writer got in between the read and the append: decide again on what it wrote.
@@ -98,12 +112,21 @@ export async function appendTogether(writer: EsdbWriter, writes: readonly Stream
 
 /** EventStore.importEvents on KurrentDB: chunk by chunk, each all or nothing or stream by stream as `batches` says. */
 export async function importEvents(writer: EsdbWriter, batches: BatchGuarantee, events: readonly RecordedEvent[]): Promise<void> {
+  /** What each stream's next imported event links to. */
+  const links = new Map<string, Uint8Array>()
+  const linkOfStream = async (stream: string, current: number | null) =>
+    links.get(stream) ?? (current === null ? GENESIS : nextLinkOf(await readRaw(writer.client, stream, undefined, undefined, true)))
   for (const chunk of importChunks(events)) {
-    const requests = chunk.map((request) => ({
-      stream: request.stream,
-      current: request.current,
-      events: request.events.map((e) => toEventData(e, { recordedAt: e.recordedAt } satisfies WriteExtras)),
-    }))
+    const requests = []
+    for (const request of chunk) {
+      const chain = linksFor(request.stream, request.current, request.events, await linkOfStream(request.stream, request.current))
+      links.set(request.stream, chain.at(-1)!)
+      requests.push({
+        stream: request.stream,
+        current: request.current,
+        events: request.events.map((e, i) => toEventData(e, { recordedAt: e.recordedAt, chain: chain[i] } satisfies WriteExtras)),
+      })
+    }
     if (batches === 'all-or-nothing') await send(writer, requests)
     else for (const request of requests) await send(writer, [request])
   }

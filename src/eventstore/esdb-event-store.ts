@@ -1,7 +1,7 @@
 import { KurrentDBClient } from '@kurrent/kurrentdb-client'
 import { appendTogether, type EsdbWriter, importEvents } from './esdb-appends.ts'
 import { fromKurrent, multiStreamAppendOffered, type ServerMode, serverMode } from './esdb-mapping.ts'
-import { headPosition, readAll, readRaw, readStreams } from './esdb-reads.ts'
+import { headPosition, readAll, readChain, readRaw, readStreams } from './esdb-reads.ts'
 import { CatchUpSubscription } from './esdb-subscribe.ts'
 import { appendStreamByStream, type EventStore, type Subscription } from './port.ts'
 
@@ -77,6 +77,9 @@ export async function openEsdbEventStore(connectionString: string, options: Esdb
     },
     headPosition: () => headPosition(client),
     importEvents: (events) => importEvents(writer, mode.batches, events),
+    // Several processes append without a global lock and the server assigns positions: each event links to its stream's previous one.
+    chain: 'per-stream',
+    readChain: (after, limit) => readChain(client, after, limit),
     async close() {
       await Promise.all([...subscriptions].map((s) => s.stop()))
       await client.dispose()

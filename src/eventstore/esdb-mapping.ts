@@ -20,6 +20,7 @@ import {
   WrongExpectedVersionError,
   type RecordedEvent as KurrentRecordedEvent,
 } from '@kurrent/kurrentdb-client'
+import { type ChainEntry, eventDigest, hexOf, linksAfter, streamLink } from './chain.ts'
 import type { AppendResult, BatchGuarantee, ExpectedRevision, NewEvent, RecordedEvent, StreamWrite } from './port.ts'
 import { categoryOf, checkExpected, EventStoreUnavailable, IdempotencyConflict, WrongExpectedRevision } from './port.ts'
 
@@ -83,15 +84,18 @@ export const PROPERTY = {
   recordedAt: 'mirador.recordedAt',
   /** Marks the first event of a write with the attempt that sent it, to tell a write from a retry's echo. */
   attempt: 'mirador.attempt',
+  /** The event's link in its stream's hash chain, hex (src/eventstore/chain.ts, decision 0115). */
+  chain: 'mirador.chain',
 } as const
 
-export type WriteExtras = { recordedAt?: string; attempt?: string }
+export type WriteExtras = { recordedAt?: string; attempt?: string; chain?: Uint8Array }
 
 export function toEventData(event: NewEvent, extras: WriteExtras = {}): JSONEventData {
   const properties: Record<string, string> = {}
   if (event.metadata && Object.keys(event.metadata).length > 0) properties[PROPERTY.metadata] = JSON.stringify(event.metadata)
   if (extras.recordedAt) properties[PROPERTY.recordedAt] = extras.recordedAt
   if (extras.attempt) properties[PROPERTY.attempt] = extras.attempt
+  if (extras.chain) properties[PROPERTY.chain] = hexOf(extras.chain)
   return {
     id: event.id,
     contentType: 'application/json',
@@ -146,6 +150,30 @@ export function fromKurrent(event: KurrentRecordedEvent): RecordedEvent {
 const wholeSeconds = (created: Date) => new Date(Math.floor(created.getTime() / 1000) * 1000).toISOString()
 
 export const attemptOf = (event: KurrentRecordedEvent): unknown => propertiesOf(event)[PROPERTY.attempt]
+
+/** The chain link recorded with an event (null: none, or not 32 bytes of hex, which the verification reports as missing). */
+function linkOfRaw(event: KurrentRecordedEvent): Uint8Array | null {
+  const link = propertiesOf(event)[PROPERTY.chain]
+  return typeof link === 'string' && /^[0-9a-f]{64}$/.test(link) ? Buffer.from(link, 'hex') : null
+}
+
+/** What the next event of a stream holding `events` links to (src/eventstore/chain.ts `streamLink`; the last link alone when it has one). */
+export function nextLinkOf(events: readonly KurrentRecordedEvent[]): Uint8Array {
+  const last = events.at(-1)
+  return (last && linkOfRaw(last)) ?? streamLink(events.map(chainEntryOf))
+}
+
+/** The links of `events`, appended to `stream` after revision `current` (null: a new stream), chaining on `previous`. */
+export function linksFor(stream: string, current: number | null, events: readonly NewEvent[], previous: Uint8Array): Uint8Array[] {
+  const first = (current ?? -1) + 1
+  return linksAfter(previous, events.map((e, i) => eventDigest({ ...e, stream, revision: first + i, metadata: e.metadata ?? {} })))
+}
+
+/** A KurrentDB event as the verification reads it: its content digest computed here, its recorded link. */
+export function chainEntryOf(event: KurrentRecordedEvent): ChainEntry {
+  const recorded = fromKurrent(event)
+  return { position: recorded.position, stream: recorded.stream, revision: recorded.revision, type: recorded.type, digest: eventDigest(recorded), link: linkOfRaw(event) }
+}
 
 // ---- categories ---------------------------------------------------------------------------
 

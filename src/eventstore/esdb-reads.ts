@@ -7,7 +7,8 @@ import {
   START,
   streamNameFilter,
 } from '@kurrent/kurrentdb-client'
-import { categoryFilter, fromKurrent, isStreamNotFound, isSystemEvent, positionOf, readPositionAfter, toPortError } from './esdb-mapping.ts'
+import type { ChainEntry } from './chain.ts'
+import { categoryFilter, chainEntryOf, fromKurrent, isStreamNotFound, isSystemEvent, positionOf, readPositionAfter, toPortError } from './esdb-mapping.ts'
 import type { ReadAllOptions, RecordedEvent } from './port.ts'
 
 export const DEFAULT_BATCH = 1000
@@ -57,9 +58,18 @@ export async function readStreams(
 
 /** `$all` from a position, the way the port reads it: exclusive, without system events, filtered exactly. */
 export async function readAll(client: KurrentDBClient, after: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+  return (await readAllRaw(client, after, options)).map(fromKurrent)
+}
+
+/** EventStore.readChain on KurrentDB: `$all` as readAll reads it, each event's digest computed here. */
+export async function readChain(client: KurrentDBClient, after: number, limit: number): Promise<ChainEntry[]> {
+  return (await readAllRaw(client, after, { limit })).map(chainEntryOf)
+}
+
+async function readAllRaw(client: KurrentDBClient, after: number, options: ReadAllOptions): Promise<KurrentRecordedEvent[]> {
   const limit = options.limit ?? DEFAULT_BATCH
   const filter = categoryFilter(options.categories)
-  const out: RecordedEvent[] = []
+  const out: KurrentRecordedEvent[] = []
   for (let from = after; ; ) {
     // KurrentDB starts a read at the given position inclusively: ask for one more.
     const wanted = limit - out.length + 1
@@ -78,7 +88,7 @@ export async function readAll(client: KurrentDBClient, after: number, options: R
         if (position <= from) continue
         from = position
         if (isSystemEvent(event) || !filter.matches(event.streamId)) continue
-        out.push(fromKurrent(event))
+        out.push(event)
         if (out.length === limit) return out
       }
     } catch (error) {

@@ -1,4 +1,5 @@
 import { DependencyUnavailable } from '../runtime/dependency.ts'
+import type { ChainEntry, ChainRule } from './chain.ts'
 
 /**
  * The event store port. Streams are named `<category>-<id>` (e.g. `owner-acme`); revisions are
@@ -112,6 +113,10 @@ export interface EventStore {
    * may leave a prefix recorded, which a re-run of the import finds.
    */
   importEvents(events: readonly RecordedEvent[]): Promise<void>
+  /** How this store links each event to what came before it (src/eventstore/chain.ts, decision 0115). */
+  readonly chain: ChainRule
+  /** The events after `after`, up to `limit`, as `audit verify` checks them: content digests and recorded links, in position order. */
+  readChain(after: number, limit: number): Promise<ChainEntry[]>
   close(): Promise<void>
 }
 

@@ -2,6 +2,7 @@ import type { Row, Sql } from '../db/port.ts'
 import { toNumber } from '../db/port.ts'
 import { type AppendResult, type BatchGuarantee, categoryOf, checkBatch, checkExpected, IdempotencyConflict, type RecordedEvent, type StreamWrite } from './port.ts'
 import { APPEND_LOCK, LOCK_APPENDS, NOTIFY_CHANNEL, type SqlLog, wakeReaders } from './sql-log.ts'
+import { type ChainedRow, insertChained } from './sql-chain.ts'
 import { headOn } from './sql-reads.ts'
 
 /** The highest revision of each stream named in $1 (a JSON array), null for a stream that has none. */
@@ -32,7 +33,7 @@ async function notify(tx: Sql, categories: readonly string[]): Promise<void> {
  */
 function planAppends(writes: readonly StreamWrite[], recorded: readonly SeenRow[][], headOf: ReadonlyMap<string, number>) {
   const results: AppendResult[] = []
-  const rows: object[] = []
+  const rows: ChainedRow[] = []
   writes.forEach(({ stream, events, expected }, w) => {
     const seen = recorded[w]!
     if (seen.length > 0) {
@@ -57,17 +58,9 @@ function planAppends(writes: readonly StreamWrite[], recorded: readonly SeenRow[
   return { results, rows }
 }
 
-/** Inserts `rows` in their order; returns the position of each stream's last event. */
-async function insertRows(tx: Sql, rows: readonly object[]): Promise<Map<string, number>> {
-  const inserted = await tx.query<{ stream_name: string; global_position: unknown }>(
-    `insert into mirador_events (event_id, stream_name, stream_revision, category, event_type, data, metadata)
-     select x.event_id, x.stream_name, x.stream_revision, x.category, x.event_type, x.data, x.metadata
-       from json_to_recordset($1::text::json) as x(n integer, event_id uuid, stream_name text,
-         stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb)
-      order by x.n
-     returning stream_name, global_position`,
-    [JSON.stringify(rows)],
-  )
+/** Inserts `rows` in their order, chained; returns the position of each stream's last event. */
+async function insertRows(tx: Sql, rows: readonly ChainedRow[]): Promise<Map<string, number>> {
+  const inserted = await insertChained(tx, rows, false)
   const lastPosition = new Map<string, number>()
   for (const row of inserted) {
     lastPosition.set(row.stream_name, Math.max(lastPosition.get(row.stream_name) ?? 0, toNumber(row.global_position)))
@@ -130,28 +123,21 @@ async function importAtomically(log: SqlLog, events: readonly RecordedEvent[]): 
       checkExpected(event.stream, event.revision === 0 ? 'no_stream' : event.revision - 1, current)
       headOf.set(event.stream, event.revision)
     }
-    await tx.query(
-      `insert into mirador_events (global_position, event_id, stream_name, stream_revision, category, event_type, data, metadata, recorded_at)
-       overriding system value
-       select x.global_position, x.event_id, x.stream_name, x.stream_revision, x.category, x.event_type, x.data, x.metadata, x.recorded_at
-         from json_to_recordset($1::text::json) as x(global_position bigint, event_id uuid, stream_name text,
-           stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb, recorded_at timestamptz)
-        order by x.global_position`,
-      [
-        JSON.stringify(
-          events.map((e) => ({
-            global_position: e.position,
-            event_id: e.id,
-            stream_name: e.stream,
-            stream_revision: e.revision,
-            category: categoryOf(e.stream),
-            event_type: e.type,
-            data: e.data,
-            metadata: e.metadata,
-            recorded_at: e.recordedAt,
-          })),
-        ),
-      ],
+    await insertChained(
+      tx,
+      events.map((e, n) => ({
+        n,
+        global_position: e.position,
+        event_id: e.id,
+        stream_name: e.stream,
+        stream_revision: e.revision,
+        category: categoryOf(e.stream),
+        event_type: e.type,
+        data: e.data,
+        metadata: e.metadata,
+        recorded_at: e.recordedAt,
+      })),
+      true,
     )
     // Appends after the import continue above the imported positions.
     await tx.query(`select setval(pg_get_serial_sequence('mirador_events', 'global_position'), $1)`, [last])

@@ -2,6 +2,7 @@ import type { Db } from '../db/port.ts'
 import { appendStreamByStream, type BatchGuarantee, type EventStore } from './port.ts'
 import { appendAtomically, importEvents } from './sql-appends.ts'
 import { APPEND_LOCK, LOCK_APPENDS, NOTIFY_CHANNEL, type SqlLog, wakeReaders } from './sql-log.ts'
+import { CHAIN_SCHEMA, readChain, startChain } from './sql-chain.ts'
 import { headOn, readAll, readStreams } from './sql-reads.ts'
 import { subscribe } from './sql-subscribe.ts'
 
@@ -37,13 +38,16 @@ export type SqlEventStoreOptions = {
  *
  * Appends are serialised by one transaction-scoped advisory lock, taken before positions are
  * drawn. Positions therefore become visible in commit order, so `readAll` can never skip an
- * event that a slower concurrent transaction commits later.
+ * event that a slower concurrent transaction commits later, and each event's chain link
+ * (sql-chain.ts) can be computed from the last one at insert time.
  */
 export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = {}): Promise<EventStore> {
   const batches = options.batches ?? 'all-or-nothing'
   await db.transaction(async (tx) => {
     await tx.query(LOCK_APPENDS, [APPEND_LOCK])
-    for (const statement of SCHEMA.split(';').map((s) => s.trim()).filter(Boolean)) await tx.query(statement)
+    for (const statement of [...SCHEMA.split(';').map((s) => s.trim()).filter(Boolean), ...CHAIN_SCHEMA]) await tx.query(statement)
+    // Under the lock: of several processes opening a store recorded without the chain, one starts it.
+    await startChain(tx)
   })
   const log: SqlLog = { db, wakers: new Set(), subscriptions: new Set() }
   const unlisten = await db.listen(NOTIFY_CHANNEL, (payload) => wakeReaders(log.wakers, payload ? payload.split(',') : []))
@@ -61,6 +65,8 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
     subscribe: (after, handler, options) => subscribe(log, after, handler, options),
     headPosition: () => headOn(db),
     importEvents: (events) => importEvents(log, batches, events),
+    chain: 'global',
+    readChain: (after, limit) => readChain(db, after, limit),
     async close() {
       await Promise.all([...log.subscriptions].map((s) => s.stop()))
       await unlisten()

@@ -10,6 +10,7 @@
 import { Type } from '@sinclair/typebox'
 import { fail, invalidRequest } from '../shared/errors.ts'
 import { isValid, parseWith } from '../shared/validate.ts'
+import { canonical } from './chain.ts'
 import type { EventStore, RecordedEvent } from './port.ts'
 
 export const FORMAT = 'mirador-events'
@@ -72,16 +73,6 @@ export function parseLine(text: string, lineNo: number): FileLine {
   const recordedAt = new Date(line.recordedAt)
   if (Number.isNaN(recordedAt.getTime())) throw invalidRequest(`line ${lineNo}: recordedAt is not a time`)
   return { kind: 'event', event: { ...line, id: line.id.toLowerCase(), recordedAt: recordedAt.toISOString() } }
-}
-
-/** JSON with keys sorted at every level: equal values, equal text (PostgreSQL's jsonb reorders keys). */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
-  }
-  return JSON.stringify(value)
 }
 
 /** The same recorded event in two stores: everything but the position, which each store assigns. */

@@ -17,6 +17,8 @@ export function watchedEventStore(store: EventStore, dependency: Dependency): Ev
     subscribe: (after, handler, options) => store.subscribe(after, handler, options),
     headPosition: () => dependency.call(() => store.headPosition()),
     importEvents: (events) => dependency.call(() => store.importEvents(events)),
+    chain: store.chain,
+    readChain: (after, limit) => dependency.call(() => store.readChain(after, limit)),
     close: () => store.close(),
   }
 }

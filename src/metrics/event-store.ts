@@ -34,6 +34,10 @@ export function measuredEventStore(store: EventStore, metrics: Metrics, recorded
     subscribe: (after, handler, options) => store.subscribe(after, handler, options),
     headPosition: () => store.headPosition(),
     importEvents: (events) => store.importEvents(events),
+    get chain() {
+      return store.chain
+    },
+    readChain: (after, limit) => store.readChain(after, limit),
     close: () => store.close(),
   }
 }

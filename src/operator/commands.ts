@@ -5,6 +5,7 @@ import { auditKey } from './commands/audit-key.ts'
 import { auditOwner } from './commands/audit-owner.ts'
 import { auditQuota } from './commands/audit-quota.ts'
 import { auditAnswer } from './commands/audit-answer.ts'
+import { auditVerify } from './commands/audit-verify.ts'
 import { demoSeed } from './commands/demo-seed.ts'
 import { eventsExport } from './commands/events-export.ts'
 import { eventsImport } from './commands/events-import.ts'
@@ -39,6 +40,7 @@ export const operatorCommands: readonly OperatorCommand[] = [
   auditOwner,
   auditQuota,
   auditAnswer,
+  auditVerify,
   projectionsStatus,
   projectionsRebuild,
   projectionsDiff,
