@@ -4,6 +4,7 @@ import { isValid } from '../shared/validate.ts'
 import { Month } from '../domain/schemas.ts'
 import { type QuotaAuditEntry, quotaAudit, quotaTotals } from './quota.ts'
 import { auditOwner, parseUntil, type TrailLine } from './trail.ts'
+import { headDigestAt } from './verify.ts'
 
 /**
  * An owner's ledger of a month (docs/quota-ledger.md): its keys, their rotations and every entry of
@@ -29,8 +30,8 @@ export type LedgerKey = {
 export type LedgerRotation = { record: 'rotation'; position: number; at: string; key_id: string; successor_key_id: string; grace_ends_at: string; by: string | null }
 export type LedgerEntry = { record: 'entry' } & QuotaAuditEntry
 /**
- * The totals, as `audit quota` sums them up, and the log position the ledger was read up to. The
- * tamper-evident log's head digest at that position is to stand beside `through_position`.
+ * The totals, as `audit quota` sums them up, the log position the ledger was read up to, and the
+ * tamper-evident log's head digest at that position (`audit verify --expect` checks it later).
  */
 export type LedgerEnd = {
   end: true
@@ -43,6 +44,7 @@ export type LedgerEnd = {
   not_answered: number
   used: number
   through_position: number
+  head_digest: string | null
 }
 export type Ledger = { header: LedgerHeader; keys: LedgerKey[]; rotations: LedgerRotation[]; entries: LedgerEntry[]; end: LedgerEnd }
 
@@ -102,6 +104,7 @@ export async function quotaLedger(store: EventStore, ownerId: string, month: str
       not_answered: totals.not_answered,
       used: totals.used,
       through_position: through,
+      head_digest: await headDigestAt(store, through),
     },
   }
 }

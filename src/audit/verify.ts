@@ -1,6 +1,6 @@
 import { type ChainEntry, type ChainFault, type ChainRule, ChainWalk, formatHead, headMatches, parseHead } from '../eventstore/chain.ts'
 import type { EventStore } from '../eventstore/port.ts'
-import { invalidRequest } from '../shared/errors.ts'
+import { fail, invalidRequest } from '../shared/errors.ts'
 
 /** Events read per page: large, since each page is one query and the work per event is one hash. */
 const PAGE = 20_000
@@ -119,4 +119,22 @@ function expectation(digest: string, wanted: { position: number; prefix: string 
         ? `the log no longer reaches position ${wanted.position} (its last event is at ${reached}): events were deleted since that digest was recorded`
         : `the log holds no event at position ${wanted.position} any more: it was deleted since that digest was recorded`
   return { digest, matches: false, message }
+}
+
+/**
+ * The log's head digest at `position` (as `audit verify --head` prints it there; null for an empty
+ * log), from a walk of the log up to it. A fault on the way is a `conflict` naming it: a digest of a
+ * log that fails verification would vouch for what it cannot (`audit verify` tells the rest).
+ */
+export async function headDigestAt(store: Pick<EventStore, 'chain' | 'readChain'>, position: number): Promise<string | null> {
+  if (position === 0) return null
+  const walk = new ChainWalk(store.chain, new Set([position]))
+  for await (const page of pages(store)) {
+    for (const entry of page) {
+      if (entry.position > position) return formatHead(walk.marks.get(position) ?? walk.digest())
+      const fault = walk.step(entry)
+      if (fault) throw fail.conflict(`the log fails verification before position ${position}: ${fault.message}; run audit verify`)
+    }
+  }
+  return formatHead(walk.marks.get(position) ?? walk.digest())
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { QuotaAuditEntry } from '../../src/audit/quota.ts'
+import { verifyLog } from '../../src/audit/verify.ts'
 import type { TrailLine } from '../../src/audit/trail.ts'
 import { seedDemo } from '../../src/demo/seed.ts'
 import { MIN_DEMO_LISTINGS } from '../../src/domain/demo/market.ts'
@@ -116,6 +117,7 @@ for (const target of databaseTargets('quota ledger')) {
         not_answered: table.not_answered,
         used: table.used,
         through_position: head,
+        head_digest: (await verifyLog(system.storage.store)).head,
       })
       expect(table).toMatchObject({ charged: 2, cache_hits: 1, replays: 1, used: 2, not_answered: 0 })
       expect(lines).toHaveLength(1 + 2 + 1 + 4 + 1)
@@ -152,6 +154,15 @@ for (const target of databaseTargets('quota ledger')) {
     test('an owner that does not exist is refused (not_found)', async () => {
       await expect(system.run('audit quota', { owner: 'nobody-here', month: '2026-05', format: 'ndjson' })).rejects.toMatchObject({ code: 'not_found' })
     })
+
+    // Last: it alters the log.
+    test('a log altered before the ledger\'s position gets no ledger: conflict, naming the event at fault', async () => {
+      await system.storage.db.query(`update mirador_events set data = jsonb_set(data, '{forged}', 'true') where global_position = 3`)
+      await expect(system.run('audit quota', { owner: 'acme-corp', month: '2026-05', format: 'ndjson' })).rejects.toMatchObject({
+        code: 'conflict',
+        message: expect.stringContaining('position 3'),
+      })
+    })
   })
 }
 
@@ -168,7 +179,7 @@ describe('audit quota on the command line', () => {
     expect(lines.at(-1)).toBe('')
     expect(lines.slice(0, -1).map((line) => JSON.parse(line))).toEqual([
       { format: 'mirador-quota-ledger', version: 1, owner_id: 'acme-corp', month: '2026-05', until: null, exported_at: expect.any(String) },
-      { end: true, keys: 0, rotations: 0, entries: 0, used: 0, charged: 0, cache_hits: 0, replays: 0, not_answered: 0, through_position: expect.any(Number) },
+      { end: true, keys: 0, rotations: 0, entries: 0, used: 0, charged: 0, cache_hits: 0, replays: 0, not_answered: 0, through_position: expect.any(Number), head_digest: expect.stringMatching(/^\d+:[0-9a-f]{16}$/) },
     ])
   }, 60_000)
 
