@@ -26,59 +26,6 @@ if (!DATABASE_URL) console.warn('[skipped] start-up work on a slow PostgreSQL: D
 /** Longer than the connect timeout of src/db/postgres.ts (2 s). */
 const SLOW_OPEN_MS = 2500
 
-/**
- * A TCP proxy in front of PostgreSQL that, while `saturated`, holds each connection opened through it
- * for SLOW_OPEN_MS before any byte flows: a PostgreSQL too busy to start a backend in time. Connections
- * opened before or after flow at once. `slowlyOpened` counts the connections it held.
- */
-async function slowToOpen(url: string) {
-  const target = new URL(url)
-  let saturatedUntil = 0
-  let slowlyOpened = 0
-  const sockets = new Set<net.Socket>()
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname)
-    sockets.add(client).add(upstream)
-    const cut = () => {
-      client.destroy()
-      upstream.destroy()
-      sockets.delete(client)
-      sockets.delete(upstream)
-    }
-    client.on('error', cut).on('close', cut)
-    upstream.on('error', cut).on('close', cut)
-    const link = () => {
-      if (client.destroyed || upstream.destroyed) return
-      client.pipe(upstream)
-      upstream.pipe(client)
-    }
-    if (Date.now() >= saturatedUntil) return link()
-    slowlyOpened++
-    client.pause()
-    setTimeout(link, SLOW_OPEN_MS)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const proxied = new URL(url)
-  proxied.hostname = '127.0.0.1'
-  proxied.port = String((server.address() as net.AddressInfo).port)
-  return {
-    /** The proxy's URL, on `schema`. */
-    url: (schema: string) => {
-      proxied.searchParams.set('search_path', schema)
-      return proxied.toString()
-    },
-    /** Connections opened in the next `ms` are slow to open. */
-    saturateFor: (ms: number) => void (saturatedUntil = Date.now() + ms),
-    get slowlyOpened() {
-      return slowlyOpened
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy()
-      await new Promise((resolve) => server.close(resolve))
-    },
-  }
-}
-
 /** One field of a PostgreSQL ErrorResponse: its type byte, then the text and a zero byte. */
 const errorField = (type: string, text: string) => Buffer.concat([Buffer.from(type), Buffer.from(text), Buffer.from([0])])
 /** What PostgreSQL answers a connection it has no slot for (max_connections reached): FATAL 53300, then it closes. */
@@ -96,19 +43,21 @@ const TOO_MANY_CLIENTS = (() => {
 })()
 
 /**
- * A TCP proxy in front of PostgreSQL that, while `full`, answers each new connection as PostgreSQL
- * does when every one of its max_connections is taken (other processes on a busy machine); the
- * connections opened before or after flow. `refused` counts the connections it turned away.
+ * A TCP proxy in front of PostgreSQL whose new connections, for a while, meet a PostgreSQL in trouble:
+ * `saturateFor` holds each for SLOW_OPEN_MS before any byte flows (too busy to start a backend in
+ * time); `fullFor` answers each as PostgreSQL does when every one of its max_connections is taken.
+ * Connections opened before or after flow at once. `slowlyOpened` and `refused` count them.
  */
-async function withoutSlots(url: string) {
+async function troubledPostgres(url: string) {
   const target = new URL(url)
-  let fullUntil = 0
-  let refused = 0
+  let trouble: { kind: 'slow' | 'full'; until: number } | null = null
+  let [slowlyOpened, refused] = [0, 0]
   const sockets = new Set<net.Socket>()
   const server = net.createServer((client) => {
     sockets.add(client)
     client.on('error', () => client.destroy()).on('close', () => sockets.delete(client))
-    if (Date.now() < fullUntil) {
+    const now = trouble && Date.now() < trouble.until ? trouble.kind : null
+    if (now === 'full') {
       refused++
       // After the client's startup message, as PostgreSQL does.
       client.once('data', () => client.end(TOO_MANY_CLIENTS))
@@ -118,20 +67,33 @@ async function withoutSlots(url: string) {
     sockets.add(upstream)
     upstream.on('error', () => client.destroy()).on('close', () => client.destroy())
     client.on('close', () => upstream.destroy())
-    client.pipe(upstream)
-    upstream.pipe(client)
+    const link = () => {
+      if (client.destroyed || upstream.destroyed) return
+      client.pipe(upstream)
+      upstream.pipe(client)
+    }
+    if (now !== 'slow') return link()
+    slowlyOpened++
+    client.pause()
+    setTimeout(link, SLOW_OPEN_MS)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const proxied = new URL(url)
   proxied.hostname = '127.0.0.1'
   proxied.port = String((server.address() as net.AddressInfo).port)
   return {
+    /** The proxy's URL, on `schema`. */
     url: (schema: string) => {
       proxied.searchParams.set('search_path', schema)
       return proxied.toString()
     },
+    /** Connections opened in the next `ms` are slow to open. */
+    saturateFor: (ms: number) => void (trouble = { kind: 'slow', until: Date.now() + ms }),
     /** Connections opened in the next `ms` are refused for want of a slot. */
-    fullFor: (ms: number) => void (fullUntil = Date.now() + ms),
+    fullFor: (ms: number) => void (trouble = { kind: 'full', until: Date.now() + ms }),
+    get slowlyOpened() {
+      return slowlyOpened
+    },
     get refused() {
       return refused
     },
@@ -157,7 +119,7 @@ describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open con
   }
 
   it('opens the storage, seeds the demo and catches the read models up, while connections take longer than the connect timeout to open', async () => {
-    const proxy = await slowToOpen(DATABASE_URL!)
+    const proxy = await troubledPostgres(DATABASE_URL!)
     cleanups.push(() => proxy.close())
     const schema = uniqueSchema('slow')
     cleanups.push(() => dropSchema(schema))
@@ -179,7 +141,7 @@ describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open con
   })
 
   it('seeds the demo into a store opened as PostgreSQL turns too busy to open connections in time (test/demo/seed.test.ts under load)', async () => {
-    const proxy = await slowToOpen(DATABASE_URL!)
+    const proxy = await troubledPostgres(DATABASE_URL!)
     cleanups.push(() => proxy.close())
     const schema = uniqueSchema('slow')
     cleanups.push(() => dropSchema(schema))
@@ -197,7 +159,7 @@ describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open con
   })
 
   it('seeds the demo while PostgreSQL has no connection slot left (53300, too many clients) for a while', async () => {
-    const proxy = await withoutSlots(DATABASE_URL!)
+    const proxy = await troubledPostgres(DATABASE_URL!)
     cleanups.push(() => proxy.close())
     const schema = uniqueSchema('slots')
     cleanups.push(() => dropSchema(schema))
