@@ -1,4 +1,4 @@
-import type { Db, Sql } from '../../src/db/port.ts'
+import type { Db } from '../../src/db/port.ts'
 import type { EventStore, RecordedEvent } from '../../src/eventstore/port.ts'
 import { type ListingsTables, listingsProjection } from './projection.ts'
 
@@ -54,7 +54,7 @@ export async function withListingsAsRecorded<T>(
   db: Db,
   store: EventStore,
   cut: RecordedCut,
-  use: (sql: Sql, t: ListingsTables, through: number) => Promise<T>,
+  use: (t: ListingsTables, through: number) => Promise<T>,
   progress: (done: BuildProgress) => void = () => {},
 ): Promise<T> {
   const t = scratchTables(crypto.randomUUID().replaceAll('-', '').slice(0, 12))
@@ -82,7 +82,7 @@ export async function withListingsAsRecorded<T>(
       }
       progress({ through: Math.min(after, last), last })
     }
-    return await use(db, t, last)
+    return await use(t, last)
   } finally {
     await db.query(`drop table if exists ${Object.values(t).join(', ')}`)
   }

@@ -50,7 +50,7 @@ export async function answerAsRecorded(
     db,
     store,
     cut,
-    async (_, t, builtThrough) => {
+    async (t, builtThrough) => {
       const listings = path.startsWith('/api/v1/listings') ? { position: builtThrough, generation: 'audit' } : null
       const { app, authorization } = await answeringApp(db, t, until, listings)
       const response = await app.handle(new Request(`http://audit${path}`, { headers: { authorization } }))
