@@ -1,45 +1,62 @@
-import { type ChainEntry, type ChainFault, type ChainRule, ChainWalk, formatHead, headMatches, parseHead } from '../eventstore/chain.ts'
+import { type ChainEntry, type ChainFault, type ChainRule, ChainWalk, formatHead, headMatches, parseHead, type VouchedRange } from '../eventstore/chain.ts'
 import type { EventStore } from '../eventstore/port.ts'
 import { fail, invalidRequest } from '../shared/errors.ts'
 
-/** Events read per page: large, since each page is one query and the work per event is one hash. */
+/** Events read per page where the store sends them: large, since each page is one query and the work per event is one hash. */
 const PAGE = 20_000
 
-/** Pages asked for ahead of the one being checked (global chain): the database digests them while this process folds. */
+/** Positions per range a store that vouches for its chain checks on its side (one query, one row back). */
+const RANGE = 50_000
+
+/** Ranges asked for ahead of the one being taken: the database checks them on its cores while this process waits. */
 const AHEAD = 2
 
+type Range = { after: number; through: number }
+
+const holds = (range: Range, position: number) => range.after < position && position <= range.through
+
+/** What the walk takes next: a range the store vouched for, or events to check one by one. */
+type Segment = { vouched: VouchedRange } | { entries: ChainEntry[] }
+
+type Walked = Pick<EventStore, 'chain' | 'readChain' | 'headPosition' | 'vouchChain'>
+
 /**
- * The log page by page, in position order. On a global chain positions count events (a rolled-back
- * append may leave a gap), so the next pages are asked for before they are needed, from guessed
- * starts: a page reaches at least the next one's start unless the log ends in it, and what two
- * pages both hold is taken once. Per stream (KurrentDB: positions are byte offsets), one at a time.
+ * The log in position order. Where the store vouches for its chain (the SQL stores), up to the head
+ * as the walk starts, range by range, several asked for at once; a range it does not vouch for, or
+ * that `mayVouch` refuses (after a fault, or holding a position whose digest is wanted), is read
+ * event by event. The rest (the whole log per stream, the events appended during the walk) page by page.
  */
-async function* pages(store: Pick<EventStore, 'chain' | 'readChain'>): AsyncGenerator<ChainEntry[]> {
+async function* segments(store: Walked, mayVouch: (range: Range) => boolean, size = RANGE): AsyncGenerator<Segment> {
   let last = 0
-  if (store.chain === 'global') {
-    const ahead: Promise<ChainEntry[]>[] = []
-    for (let start = 0; ; ) {
-      while (ahead.length < AHEAD) {
-        // Past a gap (a sequence restarted further on) the guesses start from what was read.
-        start = Math.max(start, last)
-        const page = store.readChain(start, PAGE)
-        // Read or not, a page asked for ahead must not fail the process if the walk stops first.
-        page.catch(() => {})
-        ahead.push(page)
-        start += PAGE
+  if (store.chain === 'global' && store.vouchChain) {
+    const head = await store.headPosition()
+    const ahead: (Range & { answer: Promise<VouchedRange | null> })[] = []
+    for (let next = 0; next < head || ahead.length > 0; ) {
+      while (ahead.length < AHEAD && next < head) {
+        const range = { after: next, through: Math.min(next + size, head) }
+        const answer = store.vouchChain(range.after, range.through)
+        // Asked ahead: must not fail the process if the walk stops first.
+        answer.catch(() => {})
+        ahead.push({ ...range, answer })
+        next = range.through
       }
-      const page = await ahead.shift()!
-      const fresh = page.filter((entry) => entry.position > last)
-      if (fresh.length > 0) {
-        yield fresh
-        last = fresh.at(-1)!.position
+      const range = ahead.shift()!
+      const vouched = mayVouch(range) ? await range.answer : null
+      if (vouched) {
+        yield { vouched }
+        last = vouched.last?.position ?? last
+        continue
       }
-      if (page.length < PAGE) break
+      for (let page = await store.readChain(last, PAGE); page.length > 0; page = await store.readChain(last, PAGE)) {
+        const entries = page.filter((entry) => entry.position <= range.through)
+        if (entries.length > 0) yield { entries }
+        last = entries.at(-1)?.position ?? last
+        if (entries.length < page.length || page.length < PAGE) break
+      }
     }
   }
-  // The rest one page at a time: the whole log per stream, the events appended during the walk on a global chain.
   for (let page = await store.readChain(last, PAGE); page.length > 0; page = await store.readChain(last, PAGE)) {
-    yield page
+    yield { entries: page }
     last = page.at(-1)!.position
   }
 }
@@ -70,8 +87,13 @@ function expectedHead(text: string) {
  * about `total`, the head position, where positions count events).
  */
 export async function verifyLog(
-  store: Pick<EventStore, 'chain' | 'readChain' | 'headPosition'>,
-  options: { expect?: string; progress?: (done: number, total: number | undefined) => void } = {},
+  store: Walked,
+  options: {
+    expect?: string
+    progress?: (done: number, total: number | undefined) => void
+    /** Positions per vouched range (specs make it small, to put faults past ranges vouched for). */
+    range?: number
+  } = {},
 ): Promise<Verification> {
   const wanted = options.expect === undefined ? null : expectedHead(options.expect)
   const walk = new ChainWalk(store.chain, new Set(wanted ? [wanted.position] : []))
@@ -81,12 +103,18 @@ export async function verifyLog(
   // After a fault, the walk goes on only to reach the expected digest's position: its fold is of
   // the events as they are now, so the digest there still says whether they changed.
   const goOn = () => fault === null || (wanted !== null && walk.digest().position < wanted.position)
-  for await (const page of pages(store)) {
-    for (const entry of page) {
-      const found = walk.step(entry)
-      if (fault === null) events += 1
-      fault ??= found
-      if (!goOn()) break
+  const mayVouch = (range: Range) => fault === null && !(wanted && holds(range, wanted.position))
+  for await (const segment of segments(store, mayVouch, options.range)) {
+    if ('vouched' in segment) {
+      walk.vouched(segment.vouched)
+      events += segment.vouched.events
+    } else {
+      for (const entry of segment.entries) {
+        const found = walk.step(entry)
+        if (fault === null) events += 1
+        fault ??= found
+        if (!goOn()) break
+      }
     }
     options.progress?.(events, total)
     if (!goOn()) break
@@ -126,11 +154,15 @@ function expectation(digest: string, wanted: { position: number; prefix: string 
  * log), from a walk of the log up to it. A fault on the way is a `conflict` naming it: a digest of a
  * log that fails verification would vouch for what it cannot (`audit verify` tells the rest).
  */
-export async function headDigestAt(store: Pick<EventStore, 'chain' | 'readChain'>, position: number): Promise<string | null> {
+export async function headDigestAt(store: Walked, position: number): Promise<string | null> {
   if (position === 0) return null
   const walk = new ChainWalk(store.chain, new Set([position]))
-  for await (const page of pages(store)) {
-    for (const entry of page) {
+  for await (const segment of segments(store, (range) => range.through < position)) {
+    if ('vouched' in segment) {
+      walk.vouched(segment.vouched)
+      continue
+    }
+    for (const entry of segment.entries) {
       if (entry.position > position) return formatHead(walk.marks.get(position) ?? walk.digest())
       const fault = walk.step(entry)
       if (fault) throw fail.conflict(`the log fails verification before position ${position}: ${fault.message}; run audit verify`)

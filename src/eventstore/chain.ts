@@ -30,6 +30,13 @@ export type ChainEntry = {
   link: Uint8Array | null
 }
 
+/**
+ * A range of the log (positions after one, up to another) whose every event the store checked on
+ * its side to carry the link its content and the event before it give: how many events it holds,
+ * and the last one's position and link (null: none in the range). Global chain only.
+ */
+export type VouchedRange = { events: number; last: { position: number; link: Uint8Array } | null }
+
 /** `sha256(previous link ‖ content digest)`: the link recorded with an event. */
 export const linkOf = (previous: Uint8Array, digest: Uint8Array): Uint8Array => createHash('sha256').update(previous).update(digest).digest()
 
@@ -144,6 +151,19 @@ export class ChainWalk {
     this.last = { position: entry.position }
     if (this.watched.has(entry.position)) this.marks.set(entry.position, this.head)
     return fault
+  }
+
+  /**
+   * Takes a range the store vouched for as walked: every link in it checked against the stored one
+   * before it, so, on a walk without a fault so far, the walk's link after it is its last stored one.
+   */
+  vouched(range: VouchedRange): void {
+    if (this.rule !== 'global') throw new Error('only a global chain is vouched for by range')
+    if (!range.last) return
+    this.previous = range.last.link
+    this.head = { position: range.last.position, digest: range.last.link }
+    this.last = { position: range.last.position }
+    this.started = true
   }
 
   private global(entry: ChainEntry): ChainFault | null {

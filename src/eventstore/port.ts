@@ -1,5 +1,5 @@
 import { DependencyUnavailable } from '../runtime/dependency.ts'
-import type { ChainEntry, ChainRule } from './chain.ts'
+import type { ChainEntry, ChainRule, VouchedRange } from './chain.ts'
 
 /**
  * The event store port. Streams are named `<category>-<id>` (e.g. `owner-acme`); revisions are
@@ -117,6 +117,13 @@ export interface EventStore {
   readonly chain: ChainRule
   /** The events after `after`, up to `limit`, as `audit verify` checks them: content digests and recorded links, in position order. */
   readChain(after: number, limit: number): Promise<ChainEntry[]>
+  /**
+   * Whether every event after `after`, up to `through`, carries the link its content and the event
+   * before it (as stored) give, checked by the store on its side so that no event is sent: the
+   * range, or null when some event in it does not (`readChain` then names it). Stores with a global
+   * chain that can check it (the SQL stores); absent, `audit verify` reads every event.
+   */
+  vouchChain?(after: number, through: number): Promise<VouchedRange | null>
   close(): Promise<void>
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Row, Sql } from '../db/port.ts'
 import { toNumber } from '../db/port.ts'
-import { CHAIN_STARTED, CHAIN_STREAM, type ChainEntry, GENESIS, hexOf, linkOf } from './chain.ts'
+import { CHAIN_STARTED, CHAIN_STREAM, type ChainEntry, GENESIS, hexOf, linkOf, type VouchedRange } from './chain.ts'
 import { categoryOf } from './port.ts'
 
 /*
@@ -100,6 +100,35 @@ export async function readChain(sql: Sql, after: number, limit: number): Promise
     digest: row.digest,
     link: row.chain,
   }))
+}
+
+/**
+ * EventStore.vouchChain on the SQL stores: SQL checks each event of the range against the link
+ * stored with the event before it (`lag`, reaching one row before the range; GENESIS before the
+ * first) and sends back one row, so a whole log is verified without moving its rows; ranges are
+ * independent, so several can be checked at once. A link is null or wrong: the range is not vouched
+ * for. By induction over the ranges, a log whose every range is vouched for is the chain `ChainWalk`
+ * recomputes from GENESIS, link for link.
+ */
+export async function vouchChain(sql: Sql, after: number, through: number): Promise<VouchedRange | null> {
+  const [range] = await sql.query<{ events: unknown; last: unknown; linked: boolean | null; link: Uint8Array | null }>(
+    `with page as (
+       select e.*, lag(e.chain, 1, $3::bytea) over (order by e.global_position) as previous
+         from mirador_events e
+        where e.global_position >= (select coalesce(max(global_position), 0) from mirador_events where global_position <= $1)
+          and e.global_position <= $2
+     ), checked as (
+       select count(*) as events, max(global_position) as last,
+              bool_and(coalesce(chain = sha256(previous || ${contentDigest('')}), false)) as linked
+         from page where global_position > $1
+     )
+     select events, last, linked, (select chain from mirador_events where global_position = checked.last) as link from checked`,
+    [after, through, GENESIS],
+  )
+  const events = toNumber(range!.events)
+  if (events === 0) return { events, last: null }
+  if (!range!.linked || !range!.link) return null
+  return { events, last: { position: toNumber(range!.last), link: range!.link } }
 }
 
 /** Events folded per read by the upgrade. */

@@ -2,7 +2,7 @@ import type { Db } from '../db/port.ts'
 import { appendStreamByStream, type BatchGuarantee, type EventStore } from './port.ts'
 import { appendAtomically, importEvents } from './sql-appends.ts'
 import { APPEND_LOCK, LOCK_APPENDS, NOTIFY_CHANNEL, type SqlLog, wakeReaders } from './sql-log.ts'
-import { CHAIN_SCHEMA, readChain, startChain } from './sql-chain.ts'
+import { CHAIN_SCHEMA, readChain, startChain, vouchChain } from './sql-chain.ts'
 import { headOn, readAll, readStreams } from './sql-reads.ts'
 import { subscribe } from './sql-subscribe.ts'
 
@@ -67,6 +67,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
     importEvents: (events) => importEvents(log, batches, events),
     chain: 'global',
     readChain: (after, limit) => readChain(db, after, limit),
+    vouchChain: (after, through) => vouchChain(db, after, through),
     async close() {
       await Promise.all([...log.subscriptions].map((s) => s.stop()))
       await unlisten()

@@ -19,6 +19,7 @@ export function watchedEventStore(store: EventStore, dependency: Dependency): Ev
     importEvents: (events) => dependency.call(() => store.importEvents(events)),
     chain: store.chain,
     readChain: (after, limit) => dependency.call(() => store.readChain(after, limit)),
+    ...(store.vouchChain && { vouchChain: (after: number, through: number) => dependency.call(() => store.vouchChain!(after, through)) }),
     close: () => store.close(),
   }
 }

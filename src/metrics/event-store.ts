@@ -38,6 +38,7 @@ export function measuredEventStore(store: EventStore, metrics: Metrics, recorded
       return store.chain
     },
     readChain: (after, limit) => store.readChain(after, limit),
+    ...(store.vouchChain && { vouchChain: store.vouchChain }),
     close: () => store.close(),
   }
 }

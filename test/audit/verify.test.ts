@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { type Verification, verifyLog } from '../../src/audit/verify.ts'
+import { type Verification, verifyLog as verifyWhole } from '../../src/audit/verify.ts'
 import type { Db } from '../../src/db/port.ts'
 import type { EventStore, NewEvent } from '../../src/eventstore/port.ts'
 import { contentDigest } from '../../src/eventstore/sql-chain.ts'
@@ -45,9 +45,17 @@ async function moveRows(db: Db, where: string, to: string): Promise<void> {
 /** The fault `verifyLog` reports, as a user reads it: position, stream, kind, message. */
 const faultOf = (v: Verification) => v.fault && { position: v.fault.position, stream: v.fault.stream, kind: v.fault.kind }
 
+/**
+ * The SQL stores vouch for the chain range by range on their side (one row back per range), and an
+ * unvouched range is read event by event: with ranges of 3 positions, every fault below lies past
+ * ranges vouched for, or in a range read after one.
+ */
+const RANGES = [{ name: 'one range', range: undefined }, { name: 'ranges of 3 positions', range: 3 }]
+
 for (const target of databaseTargets('audit verify')) {
-  for (const batches of BATCH_GUARANTEES) {
-    describe(`audit verify on ${target.name} (${batches})`, () => {
+  for (const [batches, { name, range }] of BATCH_GUARANTEES.flatMap((b) => RANGES.map((r) => [b, r] as const))) {
+    const verifyLog = (store: EventStore, options: { expect?: string } = {}) => verifyWhole(store, { ...options, range })
+    describe(`audit verify on ${target.name} (${batches}, ${name})`, () => {
       let db: Db
       let store: EventStore
       beforeEach(async () => {
