@@ -63,12 +63,13 @@ export async function insertChained(tx: Sql, rows: readonly ChainedRow[], given:
   const time = given ? 'r.recorded_at' : 'clock_timestamp()'
   return tx.query<{ stream_name: string; global_position: unknown }>(
     // Materialised so that each row's position and time are drawn once, in order, and the link is
-    // computed from exactly the values stored.
+    // computed from exactly the values stored. The batch is parsed once, as jsonb: from json, every
+    // row's data and metadata were parsed again into jsonb (PostgreSQL: about 20 µs per event more).
     `with head as (select chain from mirador_events order by global_position desc limit 1),
      x as materialized (
        select ${position} as global_position, r.event_id, r.stream_name, r.stream_revision, r.category, r.event_type,
               r.data, r.metadata, ${time} as recorded_at
-         from json_to_recordset($1::text::json) as r(n integer, global_position bigint, event_id uuid, stream_name text,
+         from jsonb_to_recordset($1::text::jsonb) as r(n integer, global_position bigint, event_id uuid, stream_name text,
            stream_revision bigint, category text, event_type text, data jsonb, metadata jsonb, recorded_at timestamptz)
         order by r.n
      )
