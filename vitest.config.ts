@@ -29,9 +29,8 @@ export const PROCESS_SPECS = [
 export default defineConfig({
   test: {
     pool: 'forks',
-    // One fresh PGlite cluster, made once; every cluster a spec or its servers open starts as a copy of it.
+    // One fresh PGlite cluster, made once (at install, else here); every cluster a spec or its servers open starts as a copy of it.
     globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/pglite-template.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     projects: [

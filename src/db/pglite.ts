@@ -1,6 +1,7 @@
-import { chmodSync, existsSync, readdirSync, readFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
+import { freshCluster } from './pglite-fresh-cluster.ts'
 import type { Db, Row, Sql } from './port.ts'
 
 /**
@@ -20,22 +21,28 @@ function restrictToOwner(dir: string): void {
   }
 }
 
-let clusterTemplate: string | undefined
+/**
+ * PostgreSQL's buffer pool inside PGlite's WebAssembly memory. initdb writes 128MB, which PGlite
+ * allocates and touches when it starts: 32MB took the embedded server's resident memory from 258 to
+ * 155 MiB at opening on the demo market (decision 0119). A page not in the pool is read from the
+ * data directory's file, which the operating system caches: a copy, not a disk read.
+ */
+const SHARED_BUFFERS = '32MB'
+
+/** PGlite's own start parameters, and the buffer pool's size (a start parameter wins over postgresql.conf). */
+const START_PARAMS = [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`]
 
 /**
- * Every new cluster (in memory, or a data directory not yet initialised) starts as a copy of the one
- * in `tarball` (made by `PGlite.dumpDataDir` of a fresh cluster) instead of running initdb: 0.4 s
- * instead of 1.3–2.5 s. The test suite creates ~60 clusters, so it makes one and starts the others
- * from it (test/support/pglite-template.ts); a server never calls this.
+ * A new cluster (in memory, or in a data directory not yet initialised) starts as a copy of the
+ * fresh one made at install (src/db/pglite-fresh-cluster.ts) when there is one, else by initdb.
  */
-export function startClustersFrom(tarball: string): void {
-  clusterTemplate = tarball
-}
-
 async function createCluster(dataDir: string | undefined): Promise<PGlite> {
-  const initialised = dataDir !== undefined && existsSync(join(dataDir, 'PG_VERSION'))
-  if (clusterTemplate === undefined || initialised) return dataDir ? PGlite.create(dataDir) : PGlite.create()
-  return PGlite.create({ dataDir, loadDataDir: new Blob([readFileSync(clusterTemplate)]) })
+  const fresh = freshCluster()
+  if (dataDir === undefined) {
+    return PGlite.create({ ...(fresh && { loadDataDir: new Blob([readFileSync(fresh.tarball)]) }), startParams: START_PARAMS })
+  }
+  if (fresh && !existsSync(join(dataDir, 'PG_VERSION'))) cpSync(fresh.dir, dataDir, { recursive: true })
+  return PGlite.create({ dataDir, startParams: START_PARAMS })
 }
 
 /** Embedded PostgreSQL (WASM). `dataDir` undefined = in memory (tests). One process owns a data dir. */
