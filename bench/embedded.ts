@@ -56,16 +56,21 @@ async function round(code: string, label: string, n: number): Promise<Run> {
   const port = await freePort()
   const first = await start(code, dataDir, port, join(work, `${label}-${n}-first.log`))
   const rssStart = memoryOf(first.server.pid).rssMiB
-  // A pro key, issued by an admin (a pro owner cannot issue its own).
-  const [admin, owner] = [`bench-admin-${n}`, `bench-pro-${n}`]
-  first.cli('owner', 'create', '--id', admin, '--tier', 'admin')
-  first.cli('owner', 'create', '--id', owner, '--tier', 'pro')
-  const { key } = first.cli('key', 'issue', '--owner', owner, '--scopes', 'read', '--actor', admin) as { key: string }
-  await waitFor(`http://127.0.0.1:${port}/api/v1/health`, 200, { headers: { authorization: `Bearer ${key}` } }, first.server.output)
-  for (const path of PATHS) {
-    const result = wrk(`http://127.0.0.1:${port}${path}`, { threads: 2, connections: 64, seconds: Number(flags.seconds), authorization: `Bearer ${key}`, cpus: WRK_CPU })
-    if (result.errors) throw new Error(`${label} ${path}: ${result.errors}`)
-    await quiesce(first.server.pid)
+  try {
+    // A pro key, issued by an admin (a pro owner cannot issue its own).
+    const [admin, owner] = [`bench-admin-${n}`, `bench-pro-${n}`]
+    first.cli('owner', 'create', '--id', admin, '--tier', 'admin')
+    first.cli('owner', 'create', '--id', owner, '--tier', 'pro')
+    const { key } = first.cli('key', 'issue', '--owner', owner, '--scopes', 'read', '--actor', admin) as { key: string }
+    await waitFor(`http://127.0.0.1:${port}/api/v1/health`, 200, { headers: { authorization: `Bearer ${key}` } }, first.server.output)
+    for (const path of PATHS) {
+      const result = wrk(`http://127.0.0.1:${port}${path}`, { threads: 2, connections: 64, seconds: Number(flags.seconds), authorization: `Bearer ${key}`, cpus: WRK_CPU })
+      if (result.errors) throw new Error(`${label} ${path}: ${result.errors}`)
+      await quiesce(first.server.pid)
+    }
+  } catch (error) {
+    await first.server.stop()
+    throw error
   }
   const loaded = memoryOf(first.server.pid)
   await first.server.stop()
