@@ -112,21 +112,21 @@ export async function readChain(sql: Sql, after: number, limit: number): Promise
  * recomputes from GENESIS, link for link.
  */
 export async function vouchChain(sql: Sql, after: number, through: number): Promise<VouchedRange | null> {
-  const [range] = await sql.query<{ events: unknown; last: unknown; linked: boolean | null; link: Uint8Array | null }>(
+  const [range] = await sql.query<{ counted: unknown; last: unknown; linked: boolean | null; link: Uint8Array | null }>(
     `with page as (
        select e.*, lag(e.chain, 1, $3::bytea) over (order by e.global_position) as previous
          from mirador_events e
         where e.global_position >= (select coalesce(max(global_position), 0) from mirador_events where global_position <= $1)
           and e.global_position <= $2
      ), checked as (
-       select count(*) as events, max(global_position) as last,
+       select count(*) as counted, max(global_position) as last,
               bool_and(coalesce(chain = sha256(previous || ${contentDigest('')}), false)) as linked
          from page where global_position > $1
      )
-     select events, last, linked, (select chain from mirador_events where global_position = checked.last) as link from checked`,
+     select counted, last, linked, (select chain from mirador_events where global_position = checked.last) as link from checked`,
     [after, through, GENESIS],
   )
-  const events = toNumber(range!.events)
+  const events = toNumber(range!.counted)
   if (events === 0) return { events, last: null }
   if (!range!.linked || !range!.link) return null
   return { events, last: { position: toNumber(range!.last), link: range!.link } }
