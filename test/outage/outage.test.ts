@@ -158,7 +158,7 @@ describe.skipIf(why !== null)('outages of PostgreSQL and Redis under load (priva
 
   afterAll(async () => {
     await server?.stop()
-    pg?.dispose()
+    await pg?.dispose()
     await redis?.dispose()
     console.info(`outage measures: ${JSON.stringify(measures)}`)
   })

@@ -32,9 +32,12 @@ export function unavailable(): string | null {
 }
 
 const runuser = (command: string, args: string[]) => ['-u', 'postgres', '--', join(PG_BIN!, command), ...args]
-const asPostgres = (command: string, args: string[]) => execFileSync('runuser', runuser(command, args), { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
-/** As `asPostgres`, without blocking this process: a test measuring latencies meanwhile keeps its clock. */
-const asPostgresAsync = async (command: string, args: string[]) => void (await promisify(execFile)('runuser', runuser(command, args), { timeout: 60_000 }))
+/**
+ * Runs a PostgreSQL program as the postgres user without blocking this process: a test measuring
+ * latencies meanwhile keeps its clock, and the receivers and clients of specs running beside it
+ * (test/webhooks/outages.test.ts runs its scenarios at once) keep answering.
+ */
+const asPostgres = async (command: string, args: string[]) => void (await promisify(execFile)('runuser', runuser(command, args), { timeout: 60_000 }))
 
 /** The process ids of a running cluster: the postmaster and every process it started. */
 function clusterPids(dir: string): number[] {
@@ -64,12 +67,12 @@ export type PrivateRedis = PrivateService
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'mirador-pg-'))
   chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()))
-  asPostgres('initdb', ['-D', dir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'])
+  await asPostgres('initdb', ['-D', dir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'])
   const port = await freePort()
   // fsync off: a stop kills processes, never the machine, so what was written survives. Commits stay
   // synchronous: an immediate stop must not lose a transaction the server already confirmed.
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`
-  const start = () => asPostgresAsync('pg_ctl', ['-D', dir, '-w', '-l', join(dir, 'server.log'), '-o', options, 'start'])
+  const start = () => asPostgres('pg_ctl', ['-D', dir, '-w', '-l', join(dir, 'server.log'), '-o', options, 'start'])
   const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
     for (const pid of clusterPids(dir)) {
       try {
@@ -82,14 +85,14 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   await start()
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop: () => asPostgresAsync('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop']),
+    stop: () => asPostgres('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop']),
     start,
     freeze: () => signal('SIGSTOP'),
     thaw: () => signal('SIGCONT'),
-    dispose() {
+    async dispose() {
       signal('SIGCONT')
       try {
-        asPostgres('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop'])
+        await asPostgres('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop'])
       } catch {
         // already stopped
       }

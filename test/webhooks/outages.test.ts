@@ -2,11 +2,11 @@ import { writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createClient } from 'redis'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, type OnTestFinishedHandler, test } from 'vitest'
 import { openPostgres } from '../../src/db/postgres.ts'
 import { uniqueSchema } from '../support/databases.ts'
 import { eventually, sleep } from '../support/eventually.ts'
-import { type PrivatePostgres, startPrivatePostgres, unavailable } from '../support/private-services.ts'
+import { startPrivatePostgres, unavailable } from '../support/private-services.ts'
 import { freePort, type RunningServer, startServer, tempDataDir } from '../support/server.ts'
 import { cliJson } from '../support/server-pair.ts'
 import { type Received, TestReceiver } from '../support/webhook-receiver.ts'
@@ -22,8 +22,10 @@ import { type Received, TestReceiver } from '../support/webhook-receiver.ts'
  *
  * Retries wait 5 s, 30 s, 2 min… (src/domain/webhooks/retries.ts). Each failure here is shaped so the
  * third attempt of a message (about 35 s after its first) succeeds: the specs wait for the retries
- * the product really makes, and never for the 2-minute one. They take 30-90 s each; their timeouts
- * are generous because the machine they run on may be loaded, and nothing here measures time.
+ * the product really makes, and never for the 2-minute one. They take 30-90 s each, mostly waiting,
+ * so they run at once (`describe.concurrent`): each has its own server processes, receivers, schema
+ * (or private PostgreSQL), data directories and key, and nothing here measures time. Their timeouts
+ * are generous because the machine they run on may be loaded.
  */
 
 type Json = Record<string, any>
@@ -75,6 +77,16 @@ class Deployment {
   private schema: string | null = null
   databaseUrl = ''
   key = ''
+
+  /**
+   * A deployment gone after the test whose `onTestFinished` is given, whatever its outcome (the test
+   * context's own: the tests run at once, so the global hook would not know which test it is for).
+   */
+  static forTest(onTestFinished: (handler: OnTestFinishedHandler) => void): Deployment {
+    const deployment = new Deployment()
+    onTestFinished(() => deployment.dispose())
+    return deployment
+  }
 
   /** A fresh schema of the shared PostgreSQL (`search_path` in the URL isolates the servers in it), or the given database. */
   async database(url?: string): Promise<void> {
@@ -228,22 +240,13 @@ const resent = (requests: readonly Received[]) => {
   return [...counts].filter(([, n]) => n > 1)
 }
 
-describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with real server processes', () => {
-  let deployment: Deployment
-  let pg: PrivatePostgres | null = null
-
-  afterEach(async () => {
-    await deployment.dispose()
-    await pg?.dispose()
-    pg = null
-  })
-
+describe.skipIf(!DATABASE_URL || !REDIS_URL).concurrent('webhooks through outages, with real server processes', () => {
   test(
     'a receiver down for 30 s gets every change once it is back, in order, retries under the same webhook-id',
-    async () => {
+    async ({ onTestFinished }) => {
       // The receiver stops before the first message it misses is tried, and is back 30 s later: that
       // message's tries at 0, 5 and 35 s reach it on the third, before the 2-minute retry.
-      deployment = new Deployment()
+      const deployment = Deployment.forTest(onTestFinished)
       await deployment.database()
       const server = await deployment.server()
       await deployment.owner(server)
@@ -273,8 +276,8 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
 
   test(
     'a receiver answering 500 for a while, then 204, gets every change, in order, the failed ones again under their webhook-id',
-    async () => {
-      deployment = new Deployment()
+    async ({ onTestFinished }) => {
+      const deployment = Deployment.forTest(onTestFinished)
       await deployment.database()
       const server = await deployment.server()
       await deployment.owner(server)
@@ -302,8 +305,8 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
 
   test(
     'a receiver answering in 10 s for a while (past the 5 s deadline) gets every change, in order, the timed-out ones again under their webhook-id',
-    async () => {
-      deployment = new Deployment()
+    async ({ onTestFinished }) => {
+      const deployment = Deployment.forTest(onTestFinished)
       await deployment.database()
       const server = await deployment.server()
       await deployment.owner(server)
@@ -332,8 +335,8 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
 
   test(
     'a server SIGKILLed while its receiver holds the answer: another server takes the line over after the 30 s lease and sends the same webhook-id again',
-    async () => {
-      deployment = new Deployment()
+    async ({ onTestFinished }) => {
+      const deployment = Deployment.forTest(onTestFinished)
       await deployment.database()
       const first = await deployment.server()
       await deployment.owner(first)
@@ -361,10 +364,11 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
 
   test.skipIf(noPrivatePostgres !== null)(
     'PostgreSQL stopped for 5 s while changes are ingested and delivered: every change arrives, in order, the server keeps serving',
-    async () => {
-      deployment = new Deployment()
+    async ({ onTestFinished }) => {
       const database = await startPrivatePostgres()
-      pg = database
+      onTestFinished(() => database.dispose())
+      // Disposed before the database (the hooks run last first): its servers go before their PostgreSQL.
+      const deployment = Deployment.forTest(onTestFinished)
       await deployment.database(database.url)
       const server = await deployment.server()
       await deployment.owner(server)
@@ -401,8 +405,8 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('webhooks through outages, with rea
 
   test(
     'two server processes on one PostgreSQL deliver two webhooks at once: each receiver gets every change once, in order',
-    async () => {
-      deployment = new Deployment()
+    async ({ onTestFinished }) => {
+      const deployment = Deployment.forTest(onTestFinished)
       await deployment.database()
       const a = await deployment.server()
       const b = await deployment.server()
