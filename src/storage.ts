@@ -10,7 +10,6 @@ import { openPglite } from './db/pglite.ts'
 import type { Db } from './db/port.ts'
 import { openPostgres } from './db/postgres.ts'
 import { watchedDb } from './db/watched.ts'
-import { openEsdbEventStore } from './eventstore/esdb-event-store.ts'
 import type { ServerMode } from './eventstore/esdb-mapping.ts'
 import type { BatchGuarantee, EventStore } from './eventstore/port.ts'
 import { openSqlEventStore } from './eventstore/sql-event-store.ts'
@@ -92,6 +91,8 @@ export async function openStorage(
     if (!config.esdbConnectionString) {
       return await storageOn(db, { onError, batches: singleStreamAppends ? 'stream-by-stream' : 'all-or-nothing', watch, metrics })
     }
+    // Loaded only here: the KurrentDB client (gRPC) costs every process that does not use it ~0.2 s of start-up.
+    const { openEsdbEventStore } = await import('./eventstore/esdb-event-store.ts')
     const eventStore = await openEsdbEventStore(config.esdbConnectionString, { singleStreamAppends })
     return { ...(await storageOn(db, { eventStore, onError, watch, metrics })), eventServer: eventStore.server }
   } catch (error) {
