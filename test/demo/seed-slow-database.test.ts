@@ -110,6 +110,15 @@ describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open con
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   })
 
+  /** A troubled PostgreSQL (the proxy) and the URL of a fresh schema through it; both gone after the spec. */
+  async function troubled(label: string) {
+    const proxy = await troubledPostgres(DATABASE_URL!)
+    cleanups.push(() => proxy.close())
+    const schema = uniqueSchema(label)
+    cleanups.push(() => dropSchema(schema))
+    return { proxy, url: proxy.url(schema) }
+  }
+
   async function storageThrough(url: string): Promise<Storage> {
     const dataDir = mkdtempSync(join(tmpdir(), 'mirador-slow-'))
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -119,14 +128,11 @@ describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open con
   }
 
   it('opens the storage, seeds the demo and catches the read models up, while connections take longer than the connect timeout to open', async () => {
-    const proxy = await troubledPostgres(DATABASE_URL!)
-    cleanups.push(() => proxy.close())
-    const schema = uniqueSchema('slow')
-    cleanups.push(() => dropSchema(schema))
+    const { proxy, url } = await troubled('slow')
     // The whole start-up meets the saturation: the first connections of the pool take 2.5 s each.
     proxy.saturateFor(4000)
 
-    const storage = await storageThrough(proxy.url(schema))
+    const storage = await storageThrough(url)
     const summary = await seedDemo(storage.store, { seed: 'slow', listings: 120, anchor: ANCHOR })
     await storage.runner.catchUp()
     const inventory = await openListingInventory(storage, (error) => {
@@ -141,11 +147,8 @@ describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open con
   })
 
   it('seeds the demo into a store opened as PostgreSQL turns too busy to open connections in time (test/demo/seed.test.ts under load)', async () => {
-    const proxy = await troubledPostgres(DATABASE_URL!)
-    cleanups.push(() => proxy.close())
-    const schema = uniqueSchema('slow')
-    cleanups.push(() => dropSchema(schema))
-    const db = await openPostgres(proxy.url(schema))
+    const { proxy, url } = await troubled('slow')
+    const db = await openPostgres(url)
     cleanups.push(() => db.close())
     // The store's connections (its LISTEN, the pool's next ones) are opened while PostgreSQL is saturated.
     proxy.saturateFor(4000)
@@ -159,11 +162,8 @@ describe.runIf(DATABASE_URL)('start-up work on a PostgreSQL too busy to open con
   })
 
   it('seeds the demo while PostgreSQL has no connection slot left (53300, too many clients) for a while', async () => {
-    const proxy = await troubledPostgres(DATABASE_URL!)
-    cleanups.push(() => proxy.close())
-    const schema = uniqueSchema('slots')
-    cleanups.push(() => dropSchema(schema))
-    const db = await openPostgres(proxy.url(schema))
+    const { proxy, url } = await troubled('slots')
+    const db = await openPostgres(url)
     cleanups.push(() => db.close())
     const store = await openSqlEventStore(db)
     cleanups.push(() => store.close())
