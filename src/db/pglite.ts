@@ -2,6 +2,7 @@ import { chmodSync, cpSync, existsSync, readdirSync, readFileSync } from 'node:f
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { freshCluster } from './pglite-fresh-cluster.ts'
+import { preparedStatements } from './pglite-statements.ts'
 import type { Db, Row, Sql } from './port.ts'
 
 /**
@@ -29,8 +30,12 @@ function restrictToOwner(dir: string): void {
  */
 const SHARED_BUFFERS = '32MB'
 
-/** PGlite's own start parameters, and the buffer pool's size (a start parameter wins over postgresql.conf). */
-const START_PARAMS = [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`]
+/**
+ * PGlite's own start parameters, the buffer pool's size (a start parameter wins over
+ * postgresql.conf), and custom plans for every execution of a prepared statement, as on PostgreSQL
+ * (src/db/postgres.ts: the read models' skewed searches need plans made for their values).
+ */
+const START_PARAMS = [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`, '-c', 'plan_cache_mode=force_custom_plan']
 
 /**
  * A new cluster (in memory, or in a data directory not yet initialised) starts as a copy of the
@@ -52,20 +57,27 @@ export async function openPglite(dataDir?: string): Promise<Db> {
     chmodSync(dataDir, 0o700)
     restrictToOwner(dataDir)
   }
-  const wrap = (q: Pick<PGlite, 'query'>): Sql => ({
-    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-      const result = await q.query<T>(text, params as unknown[])
-      return result.rows
-    },
-  })
-  const root = wrap(pg)
+  const { run, forgetAll } = preparedStatements(pg)
+  // One statement at a time, and none beside a transaction running: the locks PGlite's `query` takes.
+  const root: Sql = {
+    query: <T extends Row>(text: string, params: readonly unknown[] = []) =>
+      pg._runExclusiveTransaction(async () => {
+        const rows = await pg._runExclusiveQuery(() => run<T>(text, params, false))
+        await pg.syncToFs()
+        return rows
+      }),
+  }
+  const inTransaction: Sql = {
+    query: <T extends Row>(text: string, params: readonly unknown[] = []) => pg._runExclusiveQuery(() => run<T>(text, params, true)),
+  }
   return {
     kind: 'pglite',
     query: root.query,
     async exec(script) {
       await pg.exec(script)
+      await pg._runExclusiveQuery(forgetAll)
     },
-    transaction: (work) => pg.transaction((tx) => work(wrap(tx))),
+    transaction: (work) => pg.transaction(() => work(inTransaction)),
     async listen(channel, onNotify) {
       const unlisten = await pg.listen(channel, onNotify)
       return async () => unlisten()
