@@ -19,8 +19,14 @@ export const APPEND_LOCK = 727_001
 /**
  * Takes the append lock of the events table in use: advisory locks are the database's, so keyed by
  * the schema too, or every stack sharing the database (one per schema) would wait for the others' appends.
+ *
+ * It also runs the transaction's statements on generic plans, planned once per connection. The
+ * connections plan every execution for its values (`force_custom_plan`, src/db/postgres.ts), which the
+ * read models' skewed searches need; the append statements' plans never depend on their values, and
+ * planning the chained insert again at each append cost a single-event append about a fifth of its
+ * time on PostgreSQL (decision 0120; the projections' batches do the same, decision 0076).
  */
-export const LOCK_APPENDS = 'select pg_advisory_xact_lock($1, hashtext(current_schema()))'
+export const LOCK_APPENDS = `select pg_advisory_xact_lock($1, hashtext(current_schema())), set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 /**
  * Wakes the subscriptions that read one of `categories` (the payload of a notification: those of
