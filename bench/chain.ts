@@ -3,11 +3,11 @@
  * walks a large log.
  *
  *   npx bun bench/chain.ts [--main /work/main] [--append-events 40000] [--rounds 3]
- *                          [--verify-events 1000000] [--pglite-verify-events 200000] [--no-pglite] [--no-write]
+ *                          [--verify-events 1000000] [--pglite-verify-events 200000] [--no-pglite] [--no-verify] [--no-write]
  *
  * Appends: the same events appended in batches of 100 streams (one `appendMany`, as an ingest
  * appends) and one by one (`append`, as the API records a briefing), into a fresh store of the code
- * at `--main` (before the chain) and of this tree, alternately, `--rounds` times, on PostgreSQL
+ * at `--main` (before the chain; its database adapters too) and of this tree, alternately, `--rounds` times, on PostgreSQL
  * (DATABASE_URL) and PGlite; the median of the rounds is compared, in events/s and in CPU time per
  * event (this process and the database's backends: robust to the load of a shared machine). Verify: a
  * log of `--verify-events` events appended in batches of 1,000 (on PostgreSQL kept in the schema
@@ -37,11 +37,17 @@ const { values: args } = parseArgs({
     'pglite-verify-events': { type: 'string', default: '200000' },
     'no-pglite': { type: 'boolean', default: false },
     'no-append': { type: 'boolean', default: false },
+    'no-verify': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
   },
 })
 
 type OpenStore = (db: Db) => Promise<EventStore>
+/** The database adapters a store is opened on. */
+type Adapters = { openPglite: typeof openPglite; openPostgres: typeof openPostgres }
+const current: Adapters = { openPglite, openPostgres }
+/** A version of the code: its event store and its adapters. */
+type Code = { open: OpenStore; adapters: Adapters }
 const DATABASE_URL = process.env.DATABASE_URL
 
 /** A listing-like event of about 400 bytes of JSON. */
@@ -111,7 +117,7 @@ async function cpuMeter(db: Db): Promise<() => number> {
 
 type Opened = { db: Db; dispose(): Promise<void> }
 /** `fresh`: an empty store; `kept`: the verify log, kept between runs on PostgreSQL (schema bench_chain_verify, the only one this benchmark leaves). */
-type Target = { name: string; fresh(): Promise<Opened>; kept(): Promise<Opened> }
+type Target = { name: string; fresh(adapters?: Adapters): Promise<Opened>; kept(): Promise<Opened> }
 
 function targets(): Target[] {
   const list: Target[] = []
@@ -119,9 +125,9 @@ function targets(): Target[] {
     const url = DATABASE_URL
     list.push({
       name: 'PostgreSQL',
-      async fresh() {
+      async fresh(adapters = current) {
         const schema = `bench_chain_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
-        const db = await openPostgres(url, { schema })
+        const db = await adapters.openPostgres(url, { schema })
         return {
           db,
           async dispose() {
@@ -138,11 +144,11 @@ function targets(): Target[] {
       },
     })
   }
-  const inMemory = async () => {
-    const db = await openPglite()
+  const inMemory = async (adapters = current) => {
+    const db = await adapters.openPglite()
     return { db, dispose: () => db.close() }
   }
-  if (!args['no-pglite']) list.push({ name: 'PGlite', fresh: inMemory, kept: inMemory })
+  if (!args['no-pglite']) list.push({ name: 'PGlite', fresh: inMemory, kept: () => inMemory() })
   return list
 }
 
@@ -150,9 +156,9 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
 /** One round of both workloads on a fresh store of `open`. */
-async function appendRound(target: Target, open: OpenStore, events: number, singles: number) {
-  const { db, dispose } = await target.fresh()
-  const store = await open(db)
+async function appendRound(target: Target, code: Code, events: number, singles: number) {
+  const { db, dispose } = await target.fresh(code.adapters)
+  const store = await code.open(db)
   const cpu = await cpuMeter(db)
   const before = cpu()
   const batched = await appendBatches(store, events, 100)
@@ -163,7 +169,7 @@ async function appendRound(target: Target, open: OpenStore, events: number, sing
   return { batched, single, batchedCpu }
 }
 
-async function appendCost(target: Target, codes: Record<'main' | 'chain', OpenStore>): Promise<string> {
+async function appendCost(target: Target, codes: Record<'main' | 'chain', Code>): Promise<string> {
   const rounds = Number(args.rounds)
   type Round = { batched: number; single: number; batchedCpu: number }
   const results = { main: [] as Round[], chain: [] as Round[] }
@@ -223,14 +229,19 @@ async function verifySpeed(target: Target, events: number): Promise<string[]> {
 }
 
 const main = await import(join(args.main, 'src/eventstore/sql-event-store.ts'))
-const codes = { main: (db: Db) => main.openSqlEventStore(db) as Promise<EventStore>, chain: (db: Db) => openSqlEventStore(db) }
+// Before is the code at --main whole, its database adapters included: what appending cost then.
+const mainAdapters: Adapters = { ...(await import(join(args.main, 'src/db/pglite.ts'))), ...(await import(join(args.main, 'src/db/postgres.ts'))) }
+const codes = {
+  main: { open: (db: Db) => main.openSqlEventStore(db) as Promise<EventStore>, adapters: mainAdapters },
+  chain: { open: (db: Db) => openSqlEventStore(db), adapters: current },
+}
 const appendRows: string[] = []
 /** The load average before the first round and after each, per store. */
 const loads: string[] = []
 const verifyRows: string[] = []
 for (const target of targets()) {
   if (!args['no-append']) appendRows.push(await appendCost(target, codes))
-  verifyRows.push(...await verifySpeed(target, Number(target.name === 'PGlite' ? args['pglite-verify-events'] : args['verify-events'])))
+  if (!args['no-verify']) verifyRows.push(...await verifySpeed(target, Number(target.name === 'PGlite' ? args['pglite-verify-events'] : args['verify-events'])))
 }
 const appending = `### Appending, before (the code at --main, no chain) and after (the chain), same run, alternating; median of ${args.rounds} rounds
 
@@ -241,15 +252,16 @@ ${appendRows.join('\n')}
 Load average (1 min) before the first round and after each: ${loads.join('; ')}.
 
 `
-const body = `Measured ${new Date().toISOString().slice(0, 16)} UTC on ${machine()}, load average (1 min) given per run (the machine is shared).
-\`npx bun bench/chain.ts --main /work/main ${process.argv.slice(2).filter((a) => !a.startsWith('--main') && a !== '/work/main').join(' ')}\`
-
-${args['no-append'] ? '' : appending}### \`audit verify\` (verifyLog over the whole log), both walks in the same run, one after the other
+const verifying = `### \`audit verify\` (verifyLog over the whole log), both walks in the same run, one after the other
 
 | store | walk | events | time | events/s | load average | CPU (this process + database) | events per CPU second | append rate while loading (events/s) |
 |---|---|---|---|---|---|---|---|---|
 ${verifyRows.join('\n')}
 `
+const body = `Measured ${new Date().toISOString().slice(0, 16)} UTC on ${machine()}, load average (1 min) given per run (the machine is shared).
+\`npx bun bench/chain.ts --main /work/main ${process.argv.slice(2).filter((a) => !a.startsWith('--main') && a !== '/work/main').join(' ')}\`
+
+${args['no-append'] ? '' : appending}${args['no-verify'] ? '' : verifying}`
 console.log(body)
 // A run without appends has its own section: the last append figures stay where they are.
 if (!args['no-write']) writeResultsSection(args['no-append'] ? 'Tamper-evident log: audit verify' : 'Tamper-evident log', body)
