@@ -3,11 +3,12 @@
  * walks a large log.
  *
  *   npx bun bench/chain.ts [--main /work/main] [--append-events 40000] [--rounds 3]
- *                          [--verify-events 1000000] [--pglite-verify-events 200000] [--no-pglite] [--no-verify] [--no-write]
+ *                          [--verify-events 1000000] [--pglite-verify-events 200000] [--no-pglite] [--no-verify] [--same-adapters] [--no-write]
  *
  * Appends: the same events appended in batches of 100 streams (one `appendMany`, as an ingest
  * appends) and one by one (`append`, as the API records a briefing), into a fresh store of the code
- * at `--main` (before the chain; its database adapters too) and of this tree, alternately, `--rounds` times, on PostgreSQL
+ * at `--main` (before the chain; its database adapters too, unless --same-adapters: then the event
+ * store's code alone is compared) and of this tree, alternately, `--rounds` times, on PostgreSQL
  * (DATABASE_URL) and PGlite; the median of the rounds is compared, in events/s and in CPU time per
  * event (this process and the database's backends: robust to the load of a shared machine). Verify: a
  * log of `--verify-events` events appended in batches of 1,000 (on PostgreSQL kept in the schema
@@ -38,6 +39,7 @@ const { values: args } = parseArgs({
     'no-pglite': { type: 'boolean', default: false },
     'no-append': { type: 'boolean', default: false },
     'no-verify': { type: 'boolean', default: false },
+    'same-adapters': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
   },
 })
@@ -232,7 +234,7 @@ const main = await import(join(args.main, 'src/eventstore/sql-event-store.ts'))
 // Before is the code at --main whole, its database adapters included: what appending cost then.
 const mainAdapters: Adapters = { ...(await import(join(args.main, 'src/db/pglite.ts'))), ...(await import(join(args.main, 'src/db/postgres.ts'))) }
 const codes = {
-  main: { open: (db: Db) => main.openSqlEventStore(db) as Promise<EventStore>, adapters: mainAdapters },
+  main: { open: (db: Db) => main.openSqlEventStore(db) as Promise<EventStore>, adapters: args['same-adapters'] ? current : mainAdapters },
   chain: { open: (db: Db) => openSqlEventStore(db), adapters: current },
 }
 const appendRows: string[] = []
@@ -259,7 +261,7 @@ const verifying = `### \`audit verify\` (verifyLog over the whole log), both wal
 ${verifyRows.join('\n')}
 `
 const body = `Measured ${new Date().toISOString().slice(0, 16)} UTC on ${machine()}, load average (1 min) given per run (the machine is shared).
-\`npx bun bench/chain.ts --main /work/main ${process.argv.slice(2).filter((a) => !a.startsWith('--main') && a !== '/work/main').join(' ')}\`
+\`npx bun bench/chain.ts ${process.argv.slice(2).join(' ')}\`
 
 ${args['no-append'] ? '' : appending}${args['no-verify'] ? '' : verifying}`
 console.log(body)
