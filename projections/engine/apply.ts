@@ -93,10 +93,10 @@ export class ApplyEngine {
       // dies with the building process: every kill would lose the work of its last moments.
       if (building && this.db.kind === 'postgres') await tx.query('set local synchronous_commit = off')
       // A batch's statements carry their rows as one parameter (a JSON text of up to megabytes). Planned
-      // for their values (the connection's force_custom_plan, src/db/postgres.ts), each execution folds
-      // that text into a constant while planning; they are keyed joins, so the generic plan, made once per
-      // connection, is the same plan without that cost.
-      if (this.db.kind === 'postgres') await tx.query('set local plan_cache_mode = force_generic_plan')
+      // for their values (the connection's force_custom_plan, src/db/postgres.ts; PGlite's too, decision
+      // 0120), each execution folds that text into a constant while planning; they are keyed joins, so the
+      // generic plan, made once per connection, is the same plan without that cost.
+      await tx.query('set local plan_cache_mode = force_generic_plan')
       const checkpoint = await lockCheckpoint(tx, projection.name, generation)
       // Pruned or retired meanwhile: its tables are going away and nobody reads them.
       if (!checkpoint || checkpoint.state === 'retired') return { fresh: 0, live: false }
