@@ -35,6 +35,7 @@ const bun: RuntimeEdge = {
     const server = Bun.serve({ unix: path, fetch: handler })
     return { stop: () => server.stop(true) }
   },
+  collectGarbage: () => Bun.gc(true),
 }
 
 await runServer(bun)

@@ -262,7 +262,7 @@ export const serverComponents = Components.given<ServerGiven>()
     // Last, so the first stopped: it stops accepting requests and lets those in progress finish
     // before anything they use is stopped.
     name: 'api',
-    start({ config, log, port, metricsPort, storage, keys, usage, zones, inventory, rateLimiter, health, webhooks }) {
+    start({ config, edge, log, port, metricsPort, storage, keys, usage, zones, inventory, rateLimiter, health, webhooks }) {
       const metrics = metricsPort.metrics
       const app = buildApp({
         keys,
@@ -273,7 +273,7 @@ export const serverComponents = Components.given<ServerGiven>()
         accessLog: config.accessLog,
         zones,
         inventory,
-        feed: listingFeedOn(storage, metrics),
+        feed: listingFeedOn(storage, metrics, undefined, () => edge.collectGarbage?.()),
         briefings: briefingServiceOn(storage, { zones, inventory }, config, systemClock, cryptoRandom, undefined, metrics),
         quota: memoryQuota(usage, config.quotas),
         webhooks: webhooks.service,

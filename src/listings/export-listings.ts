@@ -24,13 +24,12 @@ const FIRST_CHUNK = 200
 
 /**
  * Listings between two full garbage collections during an export (on Bun; Node and Deno have no such
- * call). An export makes garbage at ~20 MB/s (rows, records, encoded chunks) while the server holds a
+ * call: src/runtime/edge.ts). An export makes garbage at ~20 MB/s (rows, records, encoded chunks) while the server holds a
  * large live heap (the in-memory inventory), and Bun let the heap grow by 217–389 MiB before
  * collecting it at 1M listings. Collected every 16,000 listings: 28–90 MiB (NDJSON, CSV), 126–135 (Parquet),
  * for a stop of 35–90 ms each, about 43 per export of 700,000 (decision 0121).
  */
 const COLLECT_EVERY = 16_000
-const collectGarbage = () => (globalThis as { Bun?: { gc(force: boolean): void } }).Bun?.gc(true)
 
 /**
  * The export's body: the format's start, a chunk of records per chunk of the snapshot as the client
@@ -72,7 +71,7 @@ function exportBody(feed: ListingFeed, format: ExportFormat, cursor: string, fir
         readAhead()
         listings += rows.length
         controller.enqueue(await writer.chunk(rows.map((row: ChangeRow) => recordOf(row.row))))
-        if (listings % COLLECT_EVERY < rows.length) collectGarbage()
+        if (listings % COLLECT_EVERY < rows.length) feed.collectGarbage()
       } catch (error) {
         // Headers are gone: the body stops short (NDJSON without its cursor line, Parquet without its footer).
         report(false)

@@ -11,6 +11,8 @@ export type ListingFeed = {
   metrics: Metrics
   /** Listings an export reads at a time (one Parquet row group each). */
   exportChunk: number
+  /** A full garbage collection, which an export asks for as it goes (decision 0121); nothing where the runtime has none. */
+  collectGarbage(): void
 }
 
 /** 2,000 listings: about 1 MB of NDJSON a chunk, a few database round trips a second at most. */
@@ -30,9 +32,15 @@ export async function positionOf(feed: ListingFeed, cursor: string | undefined, 
 }
 
 /** The feed of the read models on `db`, with the identity and head of `store`. */
-export const listingFeedOn = (storage: { db: Db; store: EventStore }, metrics: Metrics = noMetrics, exportChunk = EXPORT_CHUNK): ListingFeed => ({
+export const listingFeedOn = (
+  storage: { db: Db; store: EventStore },
+  metrics: Metrics = noMetrics,
+  exportChunk = EXPORT_CHUNK,
+  collectGarbage: () => void = () => {},
+): ListingFeed => ({
   changes: new ChangeFeed(storage.db),
   store: storage.store,
   metrics,
   exportChunk,
+  collectGarbage,
 })

@@ -22,4 +22,9 @@ export type RuntimeEdge = {
   listen(options: { port: number; hostname: string; handler: Handler; failed(error: Error): Response; idleSeconds?: number }): Promise<Listening & { port: number }>
   /** Serves `handler` on a Unix socket created at `path`; its `stop` also closes connections in progress. */
   listenUnix(path: string, handler: Handler): Promise<Listening>
+  /**
+   * A full garbage collection now, where the runtime offers one without a start flag (Bun): an export
+   * asks for it as it goes (decision 0121). Absent on Node and Deno.
+   */
+  collectGarbage?(): void
 }
