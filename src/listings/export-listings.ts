@@ -24,12 +24,12 @@ const FIRST_CHUNK = 200
 
 /**
  * Listings between two full garbage collections during an export (on Bun; Node and Deno have no such
- * call: src/runtime/edge.ts). An export makes garbage at ~20 MB/s (rows, records, encoded chunks) while the server holds a
- * large live heap (the in-memory inventory), and Bun let the heap grow by 217–389 MiB before
- * collecting it at 1M listings. Collected every 16,000 listings: 28–90 MiB (NDJSON, CSV), 126–135 (Parquet),
- * for a stop of 35–90 ms each, about 43 per export of 700,000 (decision 0121).
+ * call: src/runtime/edge.ts). An export makes garbage at ~20 MB/s (rows, records, encoded chunks) while
+ * the server holds a large live heap (the in-memory inventory), and Bun let the heap grow by 227–389 MiB
+ * before collecting it at 1M listings. Collected every 8,000 listings: +28–83 MiB in every format (every
+ * 16,000 left Parquet at +126–135), for a stop of 35–90 ms each, about 87 per export of 700,000 (decision 0121).
  */
-const COLLECT_EVERY = 16_000
+const COLLECT_EVERY = 8_000
 
 /**
  * The export's body: the format's start, a chunk of records per chunk of the snapshot as the client
