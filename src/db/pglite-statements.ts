@@ -15,10 +15,11 @@ type Prepared = { name: string; parameterTypes: readonly number[] }
 /** Statements kept prepared; the least recently used is closed beyond it (texts built at run time must not grow the session without bound). */
 const KEPT = 256
 
-/** SQLSTATE of "cached plan must not change result type": a `select *` whose table changed since it was prepared. */
-const PLAN_CHANGED = '0A000'
-
-/** A statement that changes tables (not their rows). */
+/**
+ * A statement that changes tables (not their rows): every statement prepared before it is forgotten
+ * after it, or a `select *` of a changed table would fail ("cached plan must not change result type").
+ * Every schema change of the project is a create, alter or drop, through `query` or an `exec` script.
+ */
 const SCHEMA_CHANGE = /^\s*(alter|drop|create)\s/i
 
 const { serialize } = protocol
@@ -43,15 +44,15 @@ export function preparedStatements(pg: PGlite) {
   let named = 0
   const send = (...parts: Uint8Array[]) => pg.execProtocolStream(concat(parts), { syncToFs: false })
 
-  async function forget(text: string): Promise<void> {
-    const statement = prepared.get(text)
-    if (!statement) return
+  /** Closes the least recently used statement. */
+  async function forgetOldest(): Promise<void> {
+    const [text, statement] = prepared.entries().next().value!
     prepared.delete(text)
     await send(serialize.close({ type: 'S', name: statement.name }), serialize.sync())
   }
 
   async function prepare(text: string): Promise<Prepared> {
-    if (prepared.size >= KEPT) await forget(prepared.keys().next().value!)
+    if (prepared.size >= KEPT) await forgetOldest()
     const name = `mirador_${named++}`
     const messages = await send(serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync())
     const description = messages.find((message) => message.name === 'parameterDescription') as { dataTypeIDs: number[] } | undefined
@@ -81,22 +82,11 @@ export function preparedStatements(pg: PGlite) {
     return (parse.parseResults(messages, pg.parsers)[0]?.rows ?? []) as T[]
   }
 
-  /**
-   * Runs `text`. A statement whose table changed under a `select *` is prepared again (once, outside
-   * a transaction, where running it again is safe); after a schema change every statement is, so
-   * that inside a transaction too a `select *` sees the table as it now is.
-   */
-  async function run<T extends Row>(text: string, params: readonly unknown[], inTransaction: boolean): Promise<T[]> {
-    try {
-      const rows = await execute<T>(text, params)
-      if (SCHEMA_CHANGE.test(text)) await forgetAll()
-      return rows
-    } catch (error) {
-      if ((error as { code?: string }).code !== PLAN_CHANGED) throw error
-      await forget(text)
-      if (inTransaction) throw error
-      return execute<T>(text, params)
-    }
+  /** Runs `text` (prepared once); after a schema change, every statement is prepared again. */
+  async function run<T extends Row>(text: string, params: readonly unknown[]): Promise<T[]> {
+    const rows = await execute<T>(text, params)
+    if (SCHEMA_CHANGE.test(text)) await forgetAll()
+    return rows
   }
 
   /** Closes every prepared statement: after a script, which may have changed any table. */

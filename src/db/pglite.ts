@@ -62,13 +62,13 @@ export async function openPglite(dataDir?: string): Promise<Db> {
   const root: Sql = {
     query: <T extends Row>(text: string, params: readonly unknown[] = []) =>
       pg._runExclusiveTransaction(async () => {
-        const rows = await pg._runExclusiveQuery(() => run<T>(text, params, false))
+        const rows = await pg._runExclusiveQuery(() => run<T>(text, params))
         await pg.syncToFs()
         return rows
       }),
   }
   const inTransaction: Sql = {
-    query: <T extends Row>(text: string, params: readonly unknown[] = []) => pg._runExclusiveQuery(() => run<T>(text, params, true)),
+    query: <T extends Row>(text: string, params: readonly unknown[] = []) => pg._runExclusiveQuery(() => run<T>(text, params)),
   }
   return {
     kind: 'pglite',
