@@ -273,7 +273,7 @@ export const serverComponents = Components.given<ServerGiven>()
         accessLog: config.accessLog,
         zones,
         inventory,
-        feed: listingFeedOn(storage, metrics, undefined, () => edge.collectGarbage?.()),
+        feed: listingFeedOn(storage, metrics, { collectGarbage: () => edge.collectGarbage?.() }),
         briefings: briefingServiceOn(storage, { zones, inventory }, config, systemClock, cryptoRandom, undefined, metrics),
         quota: memoryQuota(usage, config.quotas),
         webhooks: webhooks.service,

@@ -35,8 +35,7 @@ export async function positionOf(feed: ListingFeed, cursor: string | undefined, 
 export const listingFeedOn = (
   storage: { db: Db; store: EventStore },
   metrics: Metrics = noMetrics,
-  exportChunk = EXPORT_CHUNK,
-  collectGarbage: () => void = () => {},
+  { exportChunk = EXPORT_CHUNK, collectGarbage = () => {} }: Partial<Pick<ListingFeed, 'exportChunk' | 'collectGarbage'>> = {},
 ): ListingFeed => ({
   changes: new ChangeFeed(storage.db),
   store: storage.store,

@@ -17,7 +17,7 @@ describe('an export read in chunks, and its report', () => {
   let fetch: ReturnType<typeof mountedFetch>
   beforeAll(async () => {
     market = await openMarket({ name: 'pglite', open: () => openPglite(), create: () => Promise.reject(new Error('unused')) }, 112, 'export-chunks')
-    const feed = listingFeedOn(market, { ...noMetrics, exported: (sample) => samples.push(sample) }, 10)
+    const feed = listingFeedOn(market, { ...noMetrics, exported: (sample) => samples.push(sample) }, { exportChunk: 10 })
     fetch = mountedFetch(market, syncRoutes, feed)
   })
   afterAll(async () => market?.close())
