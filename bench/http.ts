@@ -148,6 +148,22 @@ async function startRaw(runtime: Runtime = 'bun'): Promise<Server> {
   return { base, pid: proc.pid, proc, logFile, startupMs: Date.now() - started, cli: () => undefined }
 }
 
+/** The rows measured against the same work on raw `Bun.serve` too (issue 34): answers ready in memory. */
+const SAME_WORK_ROWS = ['GET /zones', 'GET /zone/', 'GET /listings']
+const SAME_WORK_GOAL = 0.6
+const hasSameWork = (name: string) => SAME_WORK_ROWS.some((prefix) => name.startsWith(prefix))
+
+/** bench/raw-same-work.ts beside `mirador`: the same bytes for `paths`, the same key checks, counter and headers. */
+async function startSameWork(mirador: Server, key: string, paths: string[]): Promise<Server> {
+  const port = await freePort()
+  const logFile = join(work, `same-work-${port}.log`)
+  const started = Date.now()
+  const proc = startProcess(['bench/raw-same-work.ts'], { PORT: String(port), MIRADOR: mirador.base, KEY: key, PATHS: paths.join(',') }, { cpus: SERVER_CPU, logFile })
+  const base = `http://127.0.0.1:${port}`
+  await waitFor(`${base}${paths[0]}`, 200, { headers: { authorization: `Bearer ${key}` } }, proc.output)
+  return { base, pid: proc.pid, proc, logFile, startupMs: Date.now() - started, cli: () => undefined }
+}
+
 /**
  * The real server with its default settings (access log on, to a file) except: memory rate limiter,
  * the local analyst for briefings, pro keys limited to 10⁹ requests an hour (counted, never refused)
@@ -269,7 +285,9 @@ const BRIEFING = { zone: 'Zona 3', profile: 'balanced', country: 'GT', language:
 
 /** A row and its ratio to the raw runs just before and after it. */
 /** `cpuRatio`: the raw server's CPU time per answer over this row's, a view of the ratio that load elsewhere barely moves. */
-type Compared = Measured & { rawAround: number; ratio: number; cpuRatio: number }
+type Compared = Measured & { rawAround: number; ratio: number; cpuRatio: number; sameWork?: SameWork }
+/** The same work on raw `Bun.serve`, measured right after the row: its run and the row's ratios to it. */
+type SameWork = { run: Measured; ratio: number; cpuRatio: number }
 type StoreRun = { store: string; runtime: Runtime; raw: Measured[]; rows: Compared[]; startupMs: number; logLines: number; counted: number }
 
 /** Issues the benchmark's keys through the CLI: admin, pro (read+write, counted) and enterprise (limit 1). */
@@ -289,6 +307,7 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
   console.log(`\n${store} on ${RUNTIME_NAMES[runtime]}`)
   const server = await startMirador(`${store}-${runtime}`.replace(/\W+/g, '-'), env, undefined, runtime)
   const raw = await startRaw(runtime)
+  let sameWork: Server | undefined
   try {
     const keys = issueKeys(server.cli)
     // The CLI's change reaches the server's key index within a second.
@@ -310,6 +329,8 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
     const hit = await answer(server, briefing)
     if (!(JSON.parse(hit.body) as { cached?: boolean }).cached) throw new Error(`the second briefing was not a cache hit: ${hit.body.slice(0, 300)}`)
 
+    const sameWorkPaths = runtime === 'bun' ? rows.filter((row) => hasSameWork(row.name)).map((row) => row.path) : []
+    sameWork = sameWorkPaths.length > 0 ? await startSameWork(server, keys.pro, sameWorkPaths) : undefined
     const rawRow: Row = { name: `${RAW[runtime].name}, small JSON`, path: '/api/v1/health', expect: 200 }
     // The raw server runs before the first row and after every row: each row is compared with the two
     // raw runs around it, so that load elsewhere on the machine, which drifts, falls on both alike.
@@ -320,7 +341,14 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
       rawRuns.push(await measure(raw, rawRow, { warmup: 0, alsoIdle: server }))
       const rawAround = (rawRuns[i]!.requestsPerSecond + rawRuns[i + 1]!.requestsPerSecond) / 2
       const rawCpuAround = (rawRuns[i]!.cpuUsPerRequest + rawRuns[i + 1]!.cpuUsPerRequest) / 2
-      measured.push({ ...result, rawAround, ratio: result.requestsPerSecond / rawAround, cpuRatio: rawCpuAround / result.cpuUsPerRequest })
+      const same = sameWork && hasSameWork(row.name) ? await measure(sameWork, { ...row, name: '  same work on raw Bun.serve' }, { warmup: 1, alsoIdle: server }) : undefined
+      measured.push({
+        ...result,
+        rawAround,
+        ratio: result.requestsPerSecond / rawAround,
+        cpuRatio: rawCpuAround / result.cpuUsPerRequest,
+        sameWork: same && { run: same, ratio: result.requestsPerSecond / same.requestsPerSecond, cpuRatio: same.cpuUsPerRequest / result.cpuUsPerRequest },
+      })
     }
     const counted = measured.reduce((sum, m) => sum + m.requests, 0)
     await stop(server)
@@ -328,6 +356,7 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
   } finally {
     await stop(server)
     await stop(raw)
+    if (sameWork) await stop(sameWork)
   }
 }
 
@@ -493,6 +522,26 @@ function storeTable(store: string, on: StoreRun[]): string[] {
       return `| ${m.name}${invalidNote(m)} | ${RUNTIME_NAMES[s.runtime]} | ${m.requestsPerSecond.toFixed(0)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${m.rawAround.toFixed(0)} | ${pct(m.ratio)} | ${m.cpuUsPerRequest.toFixed(1)} | ${pct(m.cpuRatio)} | ${verdictCell} |`
     }),
   )
+  const sameWorkLines = on.flatMap((s) =>
+    s.rows.flatMap((m) =>
+      m.sameWork
+        ? [
+            `| ${m.name} | ${m.requestsPerSecond.toFixed(0)} | ${m.sameWork.run.requestsPerSecond.toFixed(0)}${invalidNote(m.sameWork.run)} | ${pct(m.sameWork.ratio)} | ${m.cpuUsPerRequest.toFixed(1)} | ${m.sameWork.run.cpuUsPerRequest.toFixed(1)} | ${pct(m.sameWork.cpuRatio)} | ≥ ${pct(SAME_WORK_GOAL)}: ${verdict(m.sameWork.ratio >= SAME_WORK_GOAL)} |`,
+          ]
+        : [],
+    ),
+  )
+  const sameWorkTable = sameWorkLines.length
+    ? [
+        'Against the same work on raw `Bun.serve` (bench/raw-same-work.ts: the key looked up in a map, the counter and its',
+        'rate-limit headers, a request id, the bytes of the real answer with its headers), measured right after the row:',
+        '',
+        '| request (Bun) | Mirador req/s | same work req/s | ratio | Mirador CPU per answer (µs) | same work CPU per answer (µs) | ratio by CPU | goal (issue 34) |',
+        '|---|---:|---:|---:|---:|---:|---:|---|',
+        ...sameWorkLines,
+        '',
+      ]
+    : []
   return [
     `### ${store}`,
     '',
@@ -501,6 +550,7 @@ function storeTable(store: string, on: StoreRun[]): string[] {
     ...rawLines,
     ...rowLines,
     '',
+    ...sameWorkTable,
     ...on.flatMap((s) => [
       `${RUNTIME_NAMES[s.runtime]}: start-up with the demo market (spawn to the first answer) ${(s.startupMs / 1000).toFixed(1)} s; access log ${s.logLines.toLocaleString('en')} lines written for ${s.counted.toLocaleString('en')} requests counted by wrk in the measured runs (plus warm-ups and probes; none lost at shutdown).`,
       '',
@@ -511,7 +561,12 @@ function storeTable(store: string, on: StoreRun[]): string[] {
 function storeGoals(s: StoreRun): string[] {
   const judged = s.rows.filter((m) => goalOf(m.name) !== undefined)
   const met = judged.filter((m) => m.ratio >= goalOf(m.name)!)
-  return [`- ${s.store} on ${RUNTIME_NAMES[s.runtime]}: ${met.length} of ${judged.length} rows meet their goal${met.length ? ` (${met.map((m) => m.name).join('; ')})` : ''}`]
+  const same = s.rows.filter((m) => m.sameWork)
+  const sameMet = same.filter((m) => m.sameWork!.ratio >= SAME_WORK_GOAL)
+  return [
+    `- ${s.store} on ${RUNTIME_NAMES[s.runtime]}: ${met.length} of ${judged.length} rows meet their goal${met.length ? ` (${met.map((m) => m.name).join('; ')})` : ''}`,
+    ...(same.length ? [`- ${s.store} on ${RUNTIME_NAMES[s.runtime]}, against the same work on raw Bun.serve (issue 34, ≥ ${pct(SAME_WORK_GOAL)}): ${sameMet.length} of ${same.length} rows`] : []),
+  ]
 }
 
 if (stores.length > 0 && !rowFilter) {
