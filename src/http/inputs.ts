@@ -96,7 +96,9 @@ function fromText(schema: TSchema, text: string): unknown {
   return text
 }
 
+/** `+` as a space, then percent-decoded; null when not valid percent-encoding. Plain text (most of it) is taken as it is. */
 const decode = (text: string): string | null => {
+  if (!text.includes('%') && !text.includes('+')) return text
   try {
     return decodeURIComponent(text.replaceAll('+', ' '))
   } catch {
@@ -115,22 +117,36 @@ function queryValues(url: string): Map<string, (string | null)[]> {
     const equals = pair.indexOf('=')
     const name = decode(equals < 0 ? pair : pair.slice(0, equals))
     if (name === null) continue
-    values.set(name, [...(values.get(name) ?? []), decode(equals < 0 ? '' : pair.slice(equals + 1))])
+    const value = decode(equals < 0 ? '' : pair.slice(equals + 1))
+    const given = values.get(name)
+    if (given) given.push(value)
+    else values.set(name, [value])
   }
   return values
 }
 
-/** One part (path or query) read by its object schema; problems are added to `problems`. */
-function readPart(schema: TObject, raw: ReadonlyMap<string, readonly unknown[]>, problems: Map<string, string>): Record<string, unknown> {
+/** A part's properties, listed once per schema: they are walked on every request. */
+const propertiesOf = new WeakMap<TObject, [string, TSchema][]>()
+const propertyList = (schema: TObject) => {
+  let list = propertiesOf.get(schema)
+  if (!list) propertiesOf.set(schema, (list = Object.entries(schema.properties)))
+  return list
+}
+
+const valuesIn = (values: ReadonlyMap<string, readonly unknown[]>) => (name: string) => values.get(name)
+
+/** One part (path or query) read by its object schema; `raw` gives a name's values; problems are added to `problems`. */
+function readPart(schema: TObject, raw: (name: string) => readonly unknown[] | undefined, problems: Map<string, string>): Record<string, unknown> {
   const value: Record<string, unknown> = {}
-  for (const [name, property] of Object.entries(schema.properties)) {
-    const given = raw.get(name)
+  const properties = propertyList(schema)
+  for (const [name, property] of properties) {
+    const given = raw(name)
     if (!given) continue
     if (given.length > 1) problems.set(name, `Given ${given.length} times; send each parameter at most once`)
     else if (given[0] === null) problems.set(name, 'Expected percent-encoded UTF-8')
     else value[name] = foldCase(property, typeof given[0] === 'string' ? fromText(property, given[0]) : given[0])
   }
-  for (const [name, property] of Object.entries(schema.properties)) {
+  for (const [name, property] of properties) {
     if (value[name] === undefined && !problems.has(name) && 'default' in property) value[name] = property.default
   }
   if (!checker(schema).Check(value)) {
@@ -147,12 +163,15 @@ export function httpInputs<P extends TObject = TObject<{}>, Q extends TObject = 
     read(url, pathParams = {}, more) {
       const problems = new Map<string, string>()
       const params = schemas.params
-        ? readPart(schemas.params, new Map(Object.entries(pathParams).map(([name, value]) => [name, [value]])), problems)
+        ? readPart(schemas.params, (name) => (Object.hasOwn(pathParams, name) ? [pathParams[name]] : undefined), problems)
         : {}
-      const query = schemas.query ? readPart(schemas.query, queryValues(url), problems) : {}
-      const valid = Object.fromEntries(Object.entries({ ...params, ...query }).filter(([name]) => !problems.has(name))) as Partial<Static<P> & Static<Q>>
-      for (const check of [schemas.refine, more]) {
-        for (const { field, message } of check?.(valid, new Set(problems.keys())) ?? []) if (!problems.has(field)) problems.set(field, message)
+      const query = schemas.query ? readPart(schemas.query, valuesIn(queryValues(url)), problems) : {}
+      if (schemas.refine || more) {
+        const valid: Record<string, unknown> = { ...params, ...query }
+        for (const name of problems.keys()) delete valid[name]
+        for (const check of [schemas.refine, more]) {
+          for (const { field, message } of check?.(valid as Partial<Static<P> & Static<Q>>, new Set(problems.keys())) ?? []) if (!problems.has(field)) problems.set(field, message)
+        }
       }
       if (problems.size > 0) {
         const rank = (field: string) => (order.includes(field) ? order.indexOf(field) : order.length)

@@ -17,9 +17,12 @@ export const PROVENANCE_HEADERS: Readonly<Record<string, string>> = {
   [GENERATION]: 'the read model generation the answer came from (`v6.1`), as `projections status` names it',
 }
 
+/** The names as keys of an answer's headers (lower case, as Elysia's other headers), made once. */
+const [POSITION_KEY, GENERATION_KEY] = [POSITION.toLowerCase(), GENERATION.toLowerCase()]
+
 /** Sets the provenance headers of an answer; an answer without provenance (an audit's rebuilt read model) gets none. */
 export function answeredFrom(set: Pick<Context['set'], 'headers'>, at: Provenance | undefined): void {
   if (!at) return
-  set.headers[POSITION.toLowerCase()] = String(at.position)
-  set.headers[GENERATION.toLowerCase()] = at.generation
+  set.headers[POSITION_KEY] = String(at.position)
+  set.headers[GENERATION_KEY] = at.generation
 }
