@@ -1,7 +1,7 @@
 import type { Db } from '../db/port.ts'
 import { appendStreamByStream, type BatchGuarantee, type EventStore } from './port.ts'
 import { appendAtomically, importEvents } from './sql-appends.ts'
-import { APPEND_LOCK, LOCK_APPENDS, NOTIFY_CHANNEL, type SqlLog, wakeReaders } from './sql-log.ts'
+import { APPEND_LOCK, LOCK_APPENDS, NOTIFY_CHANNEL, pollInterval, type SqlLog, wakeReaders } from './sql-log.ts'
 import { CHAIN_SCHEMA, readChain, startChain, vouchChain } from './sql-chain.ts'
 import { headOn, readAll, readStreams } from './sql-reads.ts'
 import { subscribe } from './sql-subscribe.ts'
@@ -49,7 +49,7 @@ export async function openSqlEventStore(db: Db, options: SqlEventStoreOptions = 
     // Under the lock: of several processes opening a store recorded without the chain, one starts it.
     await startChain(tx)
   })
-  const log: SqlLog = { db, wakers: new Set(), subscriptions: new Set() }
+  const log: SqlLog = { db, wakers: new Set(), subscriptions: new Set(), pollMs: pollInterval(db) }
   const unlisten = await db.listen(NOTIFY_CHANNEL, (payload) => wakeReaders(log.wakers, payload ? payload.split(',') : []))
   return {
     batches,

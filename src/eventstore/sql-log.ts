@@ -8,7 +8,19 @@ export type SqlLog = {
   wakers: Set<Waker>
   /** The live subscriptions, stopped when the store closes. */
   subscriptions: Set<Subscription>
+  /** How long a live subscription with nothing to read waits when no append wakes it (`pollInterval`). */
+  pollMs: number
 }
+
+/**
+ * A live subscription reads again after this long even when no append woke it. On PostgreSQL other
+ * processes append too (the CLI, other servers): their notifications can be missed while a connection
+ * is lost, so it reads four times a second. The embedded store has one process, which holds its data
+ * directory's lock: every append passes through this log and wakes its readers once committed, so
+ * the read is only a safety net. Four reads a second for each of ~9 subscriptions were 55 ms of CPU a
+ * second of an idle embedded server, on the thread that answers requests (decision 0122).
+ */
+export const pollInterval = (db: Db): number => (db.kind === 'pglite' ? 5000 : 250)
 
 export type Waker = { categories: readonly string[] | undefined; wake(): void }
 

@@ -3,12 +3,9 @@ import type { RecordedEvent, SubscribeOptions, Subscription } from './port.ts'
 import type { SqlLog } from './sql-log.ts'
 import { readAll } from './sql-reads.ts'
 
-/** Live subscriptions poll at this interval even without a notification (belt and braces). */
-const POLL_MS = 250
-
 /**
  * EventStore.subscribe on the SQL port: reads from the last position handed over, and when there is
- * nothing new waits POLL_MS or until an append to one of its categories wakes it.
+ * nothing new waits `log.pollMs` or until an append to one of its categories wakes it.
  */
 export function subscribe(
   log: SqlLog,
@@ -34,7 +31,7 @@ export function subscribe(
         if (stopped) break
         if (events.length === 0) {
           working()
-          await pause(POLL_MS)
+          await pause(log.pollMs)
           continue
         }
         await handler(events)
