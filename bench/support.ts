@@ -30,6 +30,11 @@ export const canPin = os.cpus().length > 1 && spawnSync('taskset', ['--version']
 const pinned = (cpus: string | undefined, command: string, args: string[]): [string, string[]] =>
   cpus !== undefined && canPin ? ['taskset', ['-c', cpus, command, ...args]] : [command, args]
 
+/** Pins a running process, every thread of it, to `cpus` (nothing where pinning is not possible). */
+export function pinRunning(pid: number, cpus: string): void {
+  if (canPin) execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' })
+}
+
 export type ProcessOptions = {
   cwd?: string
   /** Cores to run on (`taskset -c` list, e.g. "1"); ignored where pinning is impossible. */
