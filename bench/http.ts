@@ -153,12 +153,15 @@ const SAME_WORK_ROWS = ['GET /zones', 'GET /zone/', 'GET /listings']
 const SAME_WORK_GOAL = 0.6
 const hasSameWork = (name: string) => SAME_WORK_ROWS.some((prefix) => name.startsWith(prefix))
 
-/** bench/raw-same-work.ts beside `mirador`: the same bytes for `paths`, the same key checks, counter and headers. */
-async function startSameWork(mirador: Server, key: string, paths: string[]): Promise<Server> {
+/**
+ * bench/raw-same-work.ts (`Bun.serve`) or bench/raw-same-work-elysia.ts (a minimal Elysia app) beside
+ * `mirador`: the same bytes for `paths`, the same key checks, counter and headers.
+ */
+async function startSameWork(program: string, mirador: Server, key: string, paths: string[]): Promise<Server> {
   const port = await freePort()
   const logFile = join(work, `same-work-${port}.log`)
   const started = Date.now()
-  const proc = startProcess(['bench/raw-same-work.ts'], { PORT: String(port), MIRADOR: mirador.base, KEY: key, PATHS: paths.join(',') }, { cpus: SERVER_CPU, logFile })
+  const proc = startProcess([program], { PORT: String(port), MIRADOR: mirador.base, KEY: key, PATHS: paths.join(',') }, { cpus: SERVER_CPU, logFile })
   const base = `http://127.0.0.1:${port}`
   await waitFor(`${base}${paths[0]}`, 200, { headers: { authorization: `Bearer ${key}` } }, proc.output)
   return { base, pid: proc.pid, proc, logFile, startupMs: Date.now() - started, cli: () => undefined }
@@ -286,8 +289,8 @@ const BRIEFING = { zone: 'Zona 3', profile: 'balanced', country: 'GT', language:
 /** A row and its ratio to the raw runs just before and after it. */
 /** `cpuRatio`: the raw server's CPU time per answer over this row's, a view of the ratio that load elsewhere barely moves. */
 type Compared = Measured & { rawAround: number; ratio: number; cpuRatio: number; sameWork?: SameWork }
-/** The same work on raw `Bun.serve`, measured right after the row: its run and the row's ratios to it. */
-type SameWork = { run: Measured; ratio: number; cpuRatio: number }
+/** The same work on raw `Bun.serve` and by a minimal Elysia app, measured right after the row; the row's ratios to the first. */
+type SameWork = { run: Measured; elysia: Measured; ratio: number; cpuRatio: number }
 type StoreRun = { store: string; runtime: Runtime; raw: Measured[]; rows: Compared[]; startupMs: number; logLines: number; counted: number }
 
 /** Issues the benchmark's keys through the CLI: admin, pro (read+write, counted) and enterprise (limit 1). */
@@ -308,6 +311,7 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
   const server = await startMirador(`${store}-${runtime}`.replace(/\W+/g, '-'), env, undefined, runtime)
   const raw = await startRaw(runtime)
   let sameWork: Server | undefined
+  let sameWorkElysia: Server | undefined
   try {
     const keys = issueKeys(server.cli)
     // The CLI's change reaches the server's key index within a second.
@@ -330,7 +334,10 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
     if (!(JSON.parse(hit.body) as { cached?: boolean }).cached) throw new Error(`the second briefing was not a cache hit: ${hit.body.slice(0, 300)}`)
 
     const sameWorkPaths = runtime === 'bun' ? rows.filter((row) => hasSameWork(row.name)).map((row) => row.path) : []
-    sameWork = sameWorkPaths.length > 0 ? await startSameWork(server, keys.pro, sameWorkPaths) : undefined
+    if (sameWorkPaths.length > 0) {
+      sameWork = await startSameWork('bench/raw-same-work.ts', server, keys.pro, sameWorkPaths)
+      sameWorkElysia = await startSameWork('bench/raw-same-work-elysia.ts', server, keys.pro, sameWorkPaths)
+    }
     const rawRow: Row = { name: `${RAW[runtime].name}, small JSON`, path: '/api/v1/health', expect: 200 }
     // The raw server runs before the first row and after every row: each row is compared with the two
     // raw runs around it, so that load elsewhere on the machine, which drifts, falls on both alike.
@@ -342,12 +349,13 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
       const rawAround = (rawRuns[i]!.requestsPerSecond + rawRuns[i + 1]!.requestsPerSecond) / 2
       const rawCpuAround = (rawRuns[i]!.cpuUsPerRequest + rawRuns[i + 1]!.cpuUsPerRequest) / 2
       const same = sameWork && hasSameWork(row.name) ? await measure(sameWork, { ...row, name: '  same work on raw Bun.serve' }, { warmup: 1, alsoIdle: server }) : undefined
+      const elysia = same && sameWorkElysia ? await measure(sameWorkElysia, { ...row, name: '  same work, minimal Elysia' }, { warmup: 1, alsoIdle: server }) : undefined
       measured.push({
         ...result,
         rawAround,
         ratio: result.requestsPerSecond / rawAround,
         cpuRatio: rawCpuAround / result.cpuUsPerRequest,
-        sameWork: same && { run: same, ratio: result.requestsPerSecond / same.requestsPerSecond, cpuRatio: same.cpuUsPerRequest / result.cpuUsPerRequest },
+        sameWork: same && elysia && { run: same, elysia, ratio: result.requestsPerSecond / same.requestsPerSecond, cpuRatio: same.cpuUsPerRequest / result.cpuUsPerRequest },
       })
     }
     const counted = measured.reduce((sum, m) => sum + m.requests, 0)
@@ -357,6 +365,7 @@ async function measureStore(store: string, env: Record<string, string>, runtime:
     await stop(server)
     await stop(raw)
     if (sameWork) await stop(sameWork)
+    if (sameWorkElysia) await stop(sameWorkElysia)
   }
 }
 
@@ -526,7 +535,7 @@ function storeTable(store: string, on: StoreRun[]): string[] {
     s.rows.flatMap((m) =>
       m.sameWork
         ? [
-            `| ${m.name} | ${m.requestsPerSecond.toFixed(0)} | ${m.sameWork.run.requestsPerSecond.toFixed(0)}${invalidNote(m.sameWork.run)} | ${pct(m.sameWork.ratio)} | ${m.cpuUsPerRequest.toFixed(1)} | ${m.sameWork.run.cpuUsPerRequest.toFixed(1)} | ${pct(m.sameWork.cpuRatio)} | ≥ ${pct(SAME_WORK_GOAL)}: ${verdict(m.sameWork.ratio >= SAME_WORK_GOAL)} |`,
+            `| ${m.name} | ${m.requestsPerSecond.toFixed(0)} | ${m.sameWork.run.requestsPerSecond.toFixed(0)}${invalidNote(m.sameWork.run)} | ${pct(m.sameWork.ratio)} | ${m.cpuUsPerRequest.toFixed(1)} | ${m.sameWork.run.cpuUsPerRequest.toFixed(1)} | ${pct(m.sameWork.cpuRatio)} | ${m.sameWork.elysia.requestsPerSecond.toFixed(0)}${invalidNote(m.sameWork.elysia)} | ${m.sameWork.elysia.cpuUsPerRequest.toFixed(1)} | ≥ ${pct(SAME_WORK_GOAL)}: ${verdict(m.sameWork.ratio >= SAME_WORK_GOAL)} |`,
           ]
         : [],
     ),
@@ -534,10 +543,11 @@ function storeTable(store: string, on: StoreRun[]): string[] {
   const sameWorkTable = sameWorkLines.length
     ? [
         'Against the same work on raw `Bun.serve` (bench/raw-same-work.ts: the key looked up in a map, the counter and its',
-        'rate-limit headers, a request id, the bytes of the real answer with its headers), measured right after the row:',
+        'rate-limit headers, a request id, the bytes of the real answer with its headers), measured right after the row, then',
+        'the same work done by a minimal Elysia app (bench/raw-same-work-elysia.ts: one route, no hooks):',
         '',
-        '| request (Bun) | Mirador req/s | same work req/s | ratio | Mirador CPU per answer (µs) | same work CPU per answer (µs) | ratio by CPU | goal (issue 34) |',
-        '|---|---:|---:|---:|---:|---:|---:|---|',
+        '| request (Bun) | Mirador req/s | same work req/s | ratio | Mirador CPU per answer (µs) | same work CPU per answer (µs) | ratio by CPU | minimal Elysia, same work (req/s) | its CPU per answer (µs) | goal (issue 34) |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
         ...sameWorkLines,
         '',
       ]
@@ -605,14 +615,13 @@ if (stores.length > 0 && !rowFilter) {
     '  `IncomingMessage` into a web `Request` and reads the `Response` back before writing it, work a bare `node:http` does',
     "  not do. Elysia's own Node adapter would write to the `ServerResponse` directly, at the price of building the app for",
     '  one runtime (docs/decisions.md). Not profiled further: the numbers above come from a machine shared with other work.',
-    '- Against the same work on raw `Bun.serve` (issue 34): what separates Mirador from it is Elysia\'s own per-request',
-    "  machinery (its context, hooks, and a Response built from `set`; a minimal Elysia app doing the same work reached 61 % of",
-    '  it when issue 34 was filed) and ours: the inputs read by their schemas, the ETag and Accept-Encoding negotiation, the',
-    '  access log (on by default) and the gate. A CPU profile of /zones on the embedded store (2026-11-28, 20 s of wrk):',
-    "  the Response built from Elysia's `set` 12–14 % of samples (the collections that allocation triggers land there),",
-    '  reading the inputs ~5 %, key check and rate-limit headers ~5 %, the access log ~5 %, the embedded store\'s',
-    '  background work ~10 % (decision 0122 took the subscriptions\' share out). 60 % is out of reach while every answer',
-    '  goes through Elysia: a path in front of it for answers ready in memory would be needed (decision 0083 declined one).',
+    '- Against the same work (issue 34): a minimal Elysia app doing it answers at about the raw server\'s CPU per answer',
+    "  (the last two columns), so Elysia's routing and its Response from `set` are not the gap: Mirador's own hooks and",
+    '  per-request work are. A CPU profile of /zones on the embedded store (2026-11-28, 20 s of wrk): inputs read by their',
+    '  schemas ~5 % of samples, key check and rate-limit headers ~5 %, the access log ~5 % (on by default; 5–10 µs an',
+    '  answer by turning it off), the embedded store\'s background work ~10 % before decision 0122; removing one hook at a',
+    '  time (request ids, finishing, the error plugin) moved the CPU per answer by less than the run-to-run noise: the rest',
+    '  is spread over the gate, the operation wrapper, the handler\'s awaits and the ETag.',
     '- The briefing cache hit records every hit as a `BriefingServedFromCache` event (the quota audit), appended with group',
     "  commit on the event loop's next turn. Each batch is one commit; on the embedded store PGlite runs that transaction on",
     "  the server's own thread. Recording hits outside the response (acknowledging before the record is durable) would lift",
