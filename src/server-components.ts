@@ -1,6 +1,6 @@
 /**
- * The server's components, in start order: data directory → lock → port → metrics port → storage →
- * demo → projections → key index → usage → zone answers → listing inventory → rate limiter →
+ * The server's components, in start order: data directory → lock → port → metrics port → prepared
+ * demo → storage → demo → projections → key index → usage → zone answers → listing inventory → rate limiter →
  * health monitor → operator socket → webhooks → API. src/runtime/components.ts starts them in this order and
  * stops them in reverse; a component that fails to start stops those before it again.
  *
@@ -16,7 +16,7 @@ import { listingFeedOn } from './listings/feed-deps.ts'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { lacksMarketData, seedDemo } from './demo/seed.ts'
-import { DEMO_DEFAULTS, demoAnchor } from './domain/demo/market.ts'
+import { DEMO_DEFAULTS } from './domain/demo/market.ts'
 import { monitorServer } from './health-monitor.ts'
 import { probeWhileStarting } from './health/routes.ts'
 import { discardUnreadBody } from './http/body.ts'
@@ -34,6 +34,7 @@ import { PACKAGE_VERSION } from './runtime/version.ts'
 import { briefingServiceOn, deliveryOptionsOf, webhookServiceOn, webhookWorkerOn } from './services.ts'
 import { webhookSigningKey } from './runtime/signing-key.ts'
 import { AppError, fail } from './shared/errors.ts'
+import { copyPreparedDemo, demoOfFirstStart } from './prepared-demo.ts'
 import { cryptoRandom, systemClock } from './shared/random.ts'
 import { openStorage, type Storage } from './storage.ts'
 import { liveTables } from '../projections/engine/live-tables.ts'
@@ -138,6 +139,13 @@ async function openLoggedStorage({ config, log, reportError, dependencyLog, metr
   return storage
 }
 
+/** A first start copies the demo market prepared at install when it is the one it would seed (decision 0123). */
+function copyDemoPreparedAtInstall({ config, log }: ServerGiven) {
+  const copying = Date.now()
+  const prepared = copyPreparedDemo(config, systemClock())
+  if (prepared) log.info('demo_seeded', { prepared, listings: config.demoListings ?? DEMO_DEFAULTS.listings, seconds: secondsSince(copying) })
+}
+
 /** A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed. */
 async function seedDemoIfEmpty({ config, log, storage }: ServerGiven & { storage: Storage }) {
   if (!config.demoOnEmpty || !(await lacksMarketData(storage.store))) return
@@ -145,7 +153,7 @@ async function seedDemoIfEmpty({ config, log, storage }: ServerGiven & { storage
   const bar = terminalProgress()
   const summary = await seedDemo(
     storage.store,
-    { seed: DEMO_DEFAULTS.seed, listings: config.demoListings ?? DEMO_DEFAULTS.listings, anchor: demoAnchor(systemClock()) },
+    demoOfFirstStart(config, systemClock()),
     (done, total) => bar.progress({ label: 'demo seed', done, total, unit: 'lines' }),
   )
   bar.done()
@@ -210,6 +218,7 @@ export const serverComponents = Components.given<ServerGiven>()
   })
   .add({ name: 'port', start: openApiPort, stop: (port) => port.stop() })
   .add({ name: 'metricsPort', start: openMetricsPort, stop: ({ server }) => server?.stop() })
+  .add({ name: 'preparedDemo', start: copyDemoPreparedAtInstall })
   .add({ name: 'storage', start: openLoggedStorage, stop: (storage) => storage.close() })
   .add({ name: 'demo', start: seedDemoIfEmpty })
   .add({
