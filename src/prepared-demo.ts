@@ -20,6 +20,7 @@ import { embeddedStoreDir, embeddedStoreExists, openStorage } from './storage.ts
 
 const ROOT = resolve(import.meta.dirname, '..')
 const PREPARED = join(FRESH_CLUSTER, 'demo')
+const SCRATCH = 'making-'
 
 /** A digest of every file under src/ and projections/: what wrote a prepared store. */
 function codeFingerprint(): string {
@@ -49,13 +50,13 @@ export const demoOfFirstStart = (config: Pick<Config, 'demoListings'>, now: Date
 /**
  * Seeds `demo` into a new embedded store and catches its read models up, unless prepared already.
  * Made in a scratch directory and renamed into place, so that an interrupted run leaves nothing to
- * copy; the stores prepared for other days or other code are removed.
+ * copy and of two runs at once one wins; the stores prepared for other days or other code are removed.
  */
 export async function prepareDemo(demo: DemoOptions, root: string = PREPARED): Promise<string> {
   const target = preparedDemoDir(demo, root)
   if (existsSync(target)) return target
   mkdirSync(root, { recursive: true })
-  const scratch = mkdtempSync(join(root, 'making-'))
+  const scratch = mkdtempSync(join(root, SCRATCH))
   try {
     const storage = await openStorage({ dataDir: scratch, databaseUrl: undefined, esdbConnectionString: undefined, singleStreamAppends: false })
     try {
@@ -64,8 +65,15 @@ export async function prepareDemo(demo: DemoOptions, root: string = PREPARED): P
     } finally {
       await storage.close()
     }
-    for (const older of readdirSync(root)) if (join(root, older) !== scratch) rmSync(join(root, older), { recursive: true, force: true })
-    renameSync(embeddedStoreDir(scratch), target)
+    // Another run's scratch directory is its own to remove (`npm ci` wipes any left by a killed run).
+    for (const older of readdirSync(root)) {
+      if (!older.startsWith(SCRATCH) && join(root, older) !== target) rmSync(join(root, older), { recursive: true, force: true })
+    }
+    try {
+      renameSync(embeddedStoreDir(scratch), target)
+    } catch (error) {
+      if (!existsSync(target)) throw error // else another run prepared it first
+    }
   } finally {
     rmSync(scratch, { recursive: true, force: true })
   }
@@ -85,7 +93,13 @@ export function copyPreparedDemo(config: Pick<Config, 'databaseUrl' | 'esdbConne
   const store = embeddedStoreDir(config.dataDir)
   const copying = `${store}.copying`
   rmSync(copying, { recursive: true, force: true })
-  cpSync(prepared, copying, { recursive: true })
+  try {
+    cpSync(prepared, copying, { recursive: true })
+  } catch {
+    // Removed meanwhile (an install preparing another day's): this start seeds instead.
+    rmSync(copying, { recursive: true, force: true })
+    return null
+  }
   rmSync(store, { recursive: true, force: true })
   renameSync(copying, store)
   return prepared
