@@ -2,8 +2,16 @@
  * Server entry (Bun, `npm start`): `Bun.serve` for the API and the operator socket; the start-up
  * itself is src/server.ts, the same on every runtime.
  */
+import { loadConfig } from './config.ts'
+import { pgliteModule } from './db/pglite-module.ts'
 import type { RuntimeEdge } from './runtime/edge.ts'
-import { runServer } from './server.ts'
+
+// An embedded store's PGlite module compiles (0.3 s, mostly off this thread) while the server's own
+// modules load (decision 0124); a configuration error is the server's to report.
+try {
+  if (!loadConfig(process.env).databaseUrl) void pgliteModule()
+} catch {}
+const { runServer } = await import('./server.ts')
 
 const bun: RuntimeEdge = {
   runtime: 'bun',

@@ -2,6 +2,7 @@ import { chmodSync, cpSync, existsSync, readdirSync, readFileSync } from 'node:f
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { freshCluster } from './pglite-fresh-cluster.ts'
+import { pgliteModule } from './pglite-module.ts'
 import { preparedStatements } from './pglite-statements.ts'
 import type { Db, Row, Sql } from './port.ts'
 
@@ -43,11 +44,12 @@ const START_PARAMS = [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHAR
  */
 async function createCluster(dataDir: string | undefined): Promise<PGlite> {
   const fresh = freshCluster()
+  const pgliteWasmModule = await pgliteModule()
   if (dataDir === undefined) {
-    return PGlite.create({ ...(fresh && { loadDataDir: new Blob([readFileSync(fresh.tarball)]) }), startParams: START_PARAMS })
+    return PGlite.create({ ...(fresh && { loadDataDir: new Blob([readFileSync(fresh.tarball)]) }), startParams: START_PARAMS, pgliteWasmModule })
   }
   if (fresh && !existsSync(join(dataDir, 'PG_VERSION'))) cpSync(fresh.dir, dataDir, { recursive: true })
-  return PGlite.create({ dataDir, startParams: START_PARAMS })
+  return PGlite.create({ dataDir, startParams: START_PARAMS, pgliteWasmModule })
 }
 
 /** Embedded PostgreSQL (WASM). `dataDir` undefined = in memory (tests). One process owns a data dir. */

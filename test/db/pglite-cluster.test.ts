@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { openPglite } from '../../src/db/pglite.ts'
 import { freshCluster, prepareFreshCluster } from '../../src/db/pglite-fresh-cluster.ts'
+import { pgliteModule } from '../../src/db/pglite-module.ts'
 
 /**
  * A new embedded store starts as a copy of the fresh cluster made at install (decision 0119), with
@@ -41,6 +42,15 @@ describe('the embedded store (PGlite) opening a new cluster', () => {
     const db = await openPglite()
     expect(await identifierOf((sql) => db.query(sql))).toBe(fresh)
     expect(await db.query('show shared_buffers')).toEqual([{ shared_buffers: '32MB' }])
+    await db.close()
+  })
+
+  test("PGlite's WebAssembly module is compiled once per process, and the stores open with it", async () => {
+    const compiled = await pgliteModule()
+    expect(compiled).toBeInstanceOf(WebAssembly.Module)
+    expect(pgliteModule()).toBe(pgliteModule())
+    const db = await openPglite()
+    expect(await db.query<{ answer: number }>('select 42 as answer')).toEqual([{ answer: 42 }])
     await db.close()
   })
 
