@@ -12,6 +12,13 @@ describe("the server's components, in start order (stopped in reverse)", () => {
     before('metricsPort', 'storage')
   })
 
+  test('the demo market prepared at install is copied into the data directory once it is locked and the ports are taken, before the store opens', () => {
+    before('lock', 'preparedDemo')
+    before('port', 'preparedDemo')
+    before('metricsPort', 'preparedDemo')
+    before('preparedDemo', 'storage')
+  })
+
   test('the read models in memory are loaded after the projections caught up, and stopped before the store closes', () => {
     for (const follower of ['keys', 'usage', 'zones', 'inventory']) {
       before('projections', follower)
