@@ -16,7 +16,6 @@ import { listingFeedOn } from './listings/feed-deps.ts'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { lacksMarketData, seedDemo } from './demo/seed.ts'
-import { DEMO_DEFAULTS } from './domain/demo/market.ts'
 import { monitorServer } from './health-monitor.ts'
 import { probeWhileStarting } from './health/routes.ts'
 import { discardUnreadBody } from './http/body.ts'
@@ -142,8 +141,9 @@ async function openLoggedStorage({ config, log, reportError, dependencyLog, metr
 /** A first start copies the demo market prepared at install when it is the one it would seed (decision 0123). */
 function copyDemoPreparedAtInstall({ config, log }: ServerGiven) {
   const copying = Date.now()
-  const prepared = copyPreparedDemo(config, systemClock())
-  if (prepared) log.info('demo_seeded', { prepared, listings: config.demoListings ?? DEMO_DEFAULTS.listings, seconds: secondsSince(copying) })
+  const now = systemClock()
+  const prepared = copyPreparedDemo(config, now)
+  if (prepared) log.info('demo_seeded', { prepared, listings: demoOfFirstStart(config, now).listings, seconds: secondsSince(copying) })
 }
 
 /** A fresh install serves a plausible market at once: the deterministic demo, ingested like any feed. */
