@@ -14,13 +14,19 @@ const LAG_MEASURE_MS = 500
 /** How often the webhook backlog is measured for /health: it is for people, not for the readiness check. */
 const BACKLOG_MEASURE_MS = 2000
 
+/** A read model the API answers from memory, loaded in the background after the server starts to serve. */
+export type LoadingInMemory = { what: string; firstLoaded: Promise<void> }
+
 /**
  * Watches the storage's dependencies and `others` (the rate limiter), and measures the read models'
  * lag in the background, so that /health and /readyz answer from memory (docs/errors.md, "When a
- * dependency fails").
+ * dependency fails"). /readyz is not ready until every one of `inMemory` is first loaded: requests
+ * meanwhile wait for it, so a load balancer should send them to a server that has (decision 0125).
  */
-export function monitorServer(storage: Storage, others: Storage['dependencies'] = []): ServerHealth & { stop(): void } {
+export function monitorServer(storage: Storage, others: Storage['dependencies'] = [], inMemory: readonly LoadingInMemory[] = []): ServerHealth & { stop(): void } {
   const watched = [...storage.dependencies, ...others]
+  const unloaded = new Set(inMemory.map(({ what }) => what))
+  for (const { what, firstLoaded } of inMemory) void firstLoaded.then(() => unloaded.delete(what))
   const probes = watchDependencies(watched)
   let lag: ProjectionLagRow[] | null = null
   let measuring = false
@@ -58,6 +64,7 @@ export function monitorServer(storage: Storage, others: Storage['dependencies'] 
     notReady() {
       const down = watched.find(({ dependency }) => !dependency.reachable)
       if (down) return `the ${down.dependency.name} is unavailable`
+      for (const what of unloaded) return `the ${what} are being loaded into memory`
       if (!lag) return 'the read models are being measured'
       if (lag.some((g) => g.state !== 'building' && g.state !== 'held' && g.lag_seconds > READY_MAX_LAG_SECONDS)) return 'the read models are catching up'
       return null

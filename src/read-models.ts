@@ -4,6 +4,7 @@
  * generation switch.
  */
 import { monthResetsAt, type QuotaPolicy, quotaMonth, usageOf } from './domain/briefings/quota.ts'
+import type { LoadingInMemory } from './health-monitor.ts'
 import type { QuotaReader } from './health/routes.ts'
 import type { Storage } from './storage.ts'
 import { UsageIndex } from '../projections/briefings/usage-index.ts'
@@ -43,7 +44,20 @@ export function memoryQuota(usage: UsageIndex, quotas: QuotaPolicy): QuotaReader
 export const openReadyZones = (storage: Storage, onError: (error: unknown) => void): ReadyZones =>
   ReadyZones.follow(storage.db, storage.runner, onError)
 
-/** GET /listings from memory, following this process's runner and every generation switch. */
+/**
+ * GET /listings from memory, following this process's runner and every generation switch. Returns
+ * at once: the listings load in the background and the first requests wait for them.
+ */
+export const followListingInventory = (storage: Storage, onError: (error: unknown) => void): ListingInventory =>
+  ListingInventory.follow(storage.db, storage.runner, { onError })
+
+/** `followListingInventory`, once loaded (tests and tools that want the listings before they go on). */
 export function openListingInventory(storage: Storage, onError: (error: unknown) => void): Promise<ListingInventory> {
   return ListingInventory.open(storage.db, storage.runner, { onError })
 }
+
+/** What /readyz waits for (decision 0125): the read models the API answers from memory, loaded in the background. */
+export const loadedInMemory = ({ zones, inventory }: { zones: ReadyZones; inventory: ListingInventory }): LoadingInMemory[] => [
+  { what: 'zone statistics', firstLoaded: zones.firstLoaded },
+  { what: 'listings', firstLoaded: inventory.firstLoaded },
+]

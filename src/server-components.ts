@@ -21,7 +21,7 @@ import { probeWhileStarting } from './health/routes.ts'
 import { discardUnreadBody } from './http/body.ts'
 import { operatorHandler } from './operator/socket-handler.ts'
 import { memoryRateLimiter } from './ratelimit/memory.ts'
-import { memoryQuota, openKeyIndex, openListingInventory, openReadyZones, openUsageIndex } from './read-models.ts'
+import { followListingInventory, loadedInMemory, memoryQuota, openKeyIndex, openReadyZones, openUsageIndex } from './read-models.ts'
 import { Components } from './runtime/components.ts'
 import { DataDirBusy, lockDataDir } from './runtime/data-dir-lock.ts'
 import { preparePrivateDataDir } from './runtime/data-dir.ts'
@@ -237,23 +237,28 @@ export const serverComponents = Components.given<ServerGiven>()
     start({ storage, log, reportError }) {
       const preparing = Date.now()
       const zones = openReadyZones(storage, reportError)
-      void zones.settled().then(() => log.info('zones_ready', { seconds: secondsSince(preparing) }))
+      void zones.firstLoaded.then(() => log.info('zones_ready', { seconds: secondsSince(preparing) }))
       return zones
     },
     stop: (zones) => zones.stop(),
   })
   .add({
+    // Loaded in the background, beside the zones: /listings answers as soon as they are (decision 0125).
     name: 'inventory',
-    async start({ storage, log, reportError }) {
+    start({ storage, log, reportError }) {
       const loading = Date.now()
-      const inventory = await openListingInventory(storage, reportError)
-      log.info('inventory_ready', { listings: inventory.size.listings, seconds: secondsSince(loading) })
+      const inventory = followListingInventory(storage, reportError)
+      void inventory.firstLoaded.then(() => log.info('inventory_ready', { listings: inventory.size.listings, seconds: secondsSince(loading) }))
       return inventory
     },
     stop: (inventory) => inventory.stop(),
   })
   .add({ name: 'rateLimiter', start: openRateLimiter, stop: ({ limiter }) => limiter.close() })
-  .add({ name: 'health', start: ({ storage, rateLimiter }) => monitorServer(storage, rateLimiter.watched), stop: (health) => health.stop() })
+  .add({
+    name: 'health',
+    start: ({ storage, rateLimiter, zones, inventory }) => monitorServer(storage, rateLimiter.watched, loadedInMemory({ zones, inventory })),
+    stop: (health) => health.stop(),
+  })
   .add({ name: 'operatorSocket', start: serveOperatorSocket, stop: (socket) => socket?.stop() })
   .add({
     // Subscriptions answered by the API, and the worker delivering them (not without a signing key).

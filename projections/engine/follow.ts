@@ -43,6 +43,8 @@ export type Follower<S> = {
   latest(): S | undefined
   /** The generation the state is of (null before the first load). */
   readonly generation: LiveGeneration | null
+  /** Resolves when the first load has succeeded (after any failed tries); never rejects. */
+  readonly firstLoaded: Promise<void>
   /** Settles when every notice received so far is reflected in the state (or failed, to be retried). */
   settled(): Promise<void>
   stop(): void
@@ -157,6 +159,7 @@ export function followLive<S>(
   /** A generation to load whole: the first, or the one a switch made live. */
   let loading: LiveGeneration | 'first' | null = 'first'
   let waiting: Deferred | null = deferred()
+  const first = deferred()
   /** Set while the last load failed: what requests are answered until one succeeds. */
   let failed: AppError | null = null
 
@@ -178,6 +181,7 @@ export function followLive<S>(
       loading = null
       failed = null
       state = loaded
+      first.resolve()
       waiting?.resolve()
       waiting = null
       return
@@ -216,6 +220,7 @@ export function followLive<S>(
     get generation() {
       return state?.generation ?? null
     },
+    firstLoaded: first.promise,
     settled: () => passes.settled(),
     stop() {
       stopWatching()
@@ -231,6 +236,7 @@ export function fixedState<S>(value: S): Follower<S> {
     ready: () => true,
     latest: () => value,
     generation: null,
+    firstLoaded: Promise.resolve(),
     settled: async () => {},
     stop() {},
   }

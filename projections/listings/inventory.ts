@@ -75,8 +75,11 @@ export class ListingInventory {
     private readonly loaded: Follower<Loaded>,
   ) {}
 
-  /** Loads the live generation's public listings and follows the runner and generation switches from then on. */
-  static async open(db: Db, advancing: LiveAdvancing, options: InventoryOptions = {}): Promise<ListingInventory> {
+  /**
+   * The live generation's public listings, followed from then on. Returns at once: the first load
+   * runs in the background (seconds at a million listings) and the first requests wait for it.
+   */
+  static follow(db: Db, advancing: LiveAdvancing, options: InventoryOptions = {}): ListingInventory {
     const capacity = options.recordCapacity ?? RECORD_CAPACITY
     const loaded = followLive(
       { live: liveTables(db), advancing },
@@ -88,11 +91,16 @@ export class ListingInventory {
       },
       options.onError ?? (() => {}),
     )
-    const inventory = new ListingInventory(db, loaded)
+    return new ListingInventory(db, loaded)
+  }
+
+  /** `follow`, once the first load is done; rejects (following nothing) when it failed. */
+  static async open(db: Db, advancing: LiveAdvancing, options: InventoryOptions = {}): Promise<ListingInventory> {
+    const inventory = ListingInventory.follow(db, advancing, options)
     try {
-      await loaded.current()
+      await inventory.current()
     } catch (error) {
-      loaded.stop()
+      inventory.stop()
       throw error
     }
     return inventory
@@ -181,6 +189,11 @@ export class ListingInventory {
   /** Resolves when every notice received so far is reflected in the answers. */
   settled(): Promise<void> {
     return this.loaded.settled()
+  }
+
+  /** Resolves once the listings are first loaded (after any failed tries): from then on answers come from memory. */
+  get firstLoaded(): Promise<void> {
+    return this.loaded.firstLoaded
   }
 
   stop(): void {

@@ -225,6 +225,11 @@ export class ReadyZones {
     await Promise.all([this.prepared.settled(), this.histories?.settled()])
   }
 
+  /** Resolves once the answers are first prepared (after any failed tries): from then on they come from memory. */
+  get firstLoaded(): Promise<void> {
+    return this.prepared.firstLoaded
+  }
+
   stop(): void {
     this.prepared.stop()
     this.histories?.stop()

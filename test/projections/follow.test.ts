@@ -89,7 +89,7 @@ describe('a follower of a live generation', () => {
       (await db.query<{ stream: string; n: number }>(`select stream, n from ${generation.tables.counts} order by stream`)).map((r) => [r.stream, r.n]),
     )
 
-  it('answers 503 at once while its load fails, then follows every batch once a retry succeeds', async () => {
+  it('answers 503 at once while its load fails, then follows every batch once a retry succeeds; firstLoaded waits for the success', async () => {
     await tick('tick-a')
     await runner.catchUp()
     let failing = true
@@ -107,8 +107,11 @@ describe('a follower of a live generation', () => {
       },
       (error) => errors.push(error),
     )
+    let firstLoaded = false
+    void follower.firstLoaded.then(() => (firstLoaded = true))
     try {
       await eventually('the first load fails', () => errors.length > 0)
+      expect(firstLoaded).toBe(false)
       expect(String(errors[0])).toContain('the database is down')
       // Asked again while loads keep failing: refused at once, not left waiting for a retry.
       for (let i = 0; i < 2; i++) {
@@ -121,6 +124,7 @@ describe('a follower of a live generation', () => {
 
       failing = false
       await eventually('a retry loads the generation', () => follower.latest() !== undefined)
+      await follower.firstLoaded
       expect(await follower.current()).toEqual({ 'tick-a': 1 })
 
       await tick('tick-a')

@@ -14,7 +14,7 @@ import { defaultRateLimits, type RateLimiter, type RateLimits } from '../../src/
 import { DEFAULT_QUOTAS } from '../../src/domain/briefings/quota.ts'
 import { type Clock, cryptoRandom, systemClock } from '../../src/shared/random.ts'
 import { monitorServer } from '../../src/health-monitor.ts'
-import { memoryQuota, openKeyIndex, openListingInventory, openReadyZones, openUsageIndex } from '../../src/read-models.ts'
+import { loadedInMemory, memoryQuota, openKeyIndex, openListingInventory, openReadyZones, openUsageIndex } from '../../src/read-models.ts'
 import { briefingServiceOn } from '../../src/services.ts'
 import { type Storage, storageOn } from '../../src/storage.ts'
 import { openPglite } from '../../src/db/pglite.ts'
@@ -108,7 +108,7 @@ export async function startTestSystem(db: Db, options: TestSystemOptions = {}): 
     options.writer ?? localAnalyst,
     options.metrics,
   )
-  const health = monitorServer(storage)
+  const health = monitorServer(storage, [], loadedInMemory({ zones, inventory }))
   const feed = listingFeedOn(storage, options.metrics)
   const webhooks = webhookServiceOn(storage, TEST_SIGNING_KEY, options.webhookDelivery ?? LOCAL_DELIVERY, clock, cryptoRandom)
   const app = buildApp({
