@@ -10,7 +10,8 @@
  * The server starts and restarts on every core, as `npm start` does on a user's machine; for the read
  * load it is pinned to one core and wrk to the other.
  * "First answer": spawn to the first answer of GET /api/v1/health (a 401 without a key: the server
- * answers requests); `startup_ms` is the server's own log (from its first line to listening). RSS is
+ * answers requests); "ready": spawn to the first 200 of GET /readyz (the zone statistics and the
+ * listings are in memory, decision 0125: a /zones or /listings request is answered at once); `startup_ms` is the server's own log (from its first line to listening). RSS is
  * the server process's (/proc VmRSS), peak its VmHWM. Written to bench/results.md, section
  * "Embedded store: memory and first start", unless --no-write.
  */
@@ -36,7 +37,7 @@ const SERVER_CPU = '1'
 const WRK_CPU = '0'
 const PATHS = ['/api/v1/zones?country=GT', '/api/v1/zone/zona-3?country=GT', '/api/v1/listings?country=GT&operation=Venta&limit=20']
 
-type Run = { firstAnswerS: number; startupMs: number; rssStart: number; rssLoaded: number; peak: number; restartS: number; rssRestart: number }
+type Run = { firstAnswerS: number; firstReadyS: number; startupMs: number; rssStart: number; rssLoaded: number; peak: number; restartS: number; restartReadyS: number; rssRestart: number }
 
 const work = mkdtempSync(join(os.tmpdir(), 'bench-embedded-'))
 
@@ -48,10 +49,12 @@ async function start(code: string, dataDir: string, port: number, log: string) {
   const server = startProcess(['src/main.ts'], env, { cwd: code, logFile: log })
   await waitFor(`http://127.0.0.1:${port}/api/v1/health`, 401, {}, server.output, 300_000)
   const seconds = (performance.now() - started) / 1000
+  await waitFor(`http://127.0.0.1:${port}/readyz`, 200, {}, server.output, 300_000)
+  const readySeconds = (performance.now() - started) / 1000
   // Read once the server has stopped: its log is written in the background.
   const startupMs = () => Number(/"startup_ms":(\d+)/.exec(readFileSync(log, 'utf8'))?.[1] ?? Number.NaN)
   const cli = (...args: string[]) => JSON.parse(execFileSync(BUN, ['src/cli.ts', ...args, '--json'], { cwd: code, env: { ...process.env, ...env }, encoding: 'utf8' }))
-  return { server, seconds, startupMs, cli }
+  return { server, seconds, readySeconds, startupMs, cli }
 }
 
 async function round(code: string, label: string, n: number): Promise<Run> {
@@ -82,7 +85,7 @@ async function round(code: string, label: string, n: number): Promise<Run> {
   const rssRestart = memoryOf(again.server.pid).rssMiB
   await again.server.stop()
   rmSync(dataDir, { recursive: true, force: true })
-  return { firstAnswerS: first.seconds, startupMs: first.startupMs(), rssStart, rssLoaded: loaded.rssMiB, peak: loaded.peakMiB, restartS: again.seconds, rssRestart }
+  return { firstAnswerS: first.seconds, firstReadyS: first.readySeconds, startupMs: first.startupMs(), rssStart, rssLoaded: loaded.rssMiB, peak: loaded.peakMiB, restartS: again.seconds, restartReadyS: again.readySeconds, rssRestart }
 }
 
 const codes = [...(flags.baseline ? [{ label: flags['baseline-label'], dir: flags.baseline }] : []), { label: 'this tree', dir: ROOT }]
@@ -103,7 +106,7 @@ const cell = (values: number[], digits: number) =>
 const rows = codes.map(({ label }) => {
   const r = runs.get(label)!
   const col = (f: (run: Run) => number, digits: number) => cell(r.map(f), digits)
-  return `| ${label} | ${col((x) => x.firstAnswerS, 2)} | ${col((x) => x.startupMs, 0)} | ${col((x) => x.rssStart, 0)} | ${col((x) => x.rssLoaded, 0)} | ${col((x) => x.peak, 0)} | ${col((x) => x.restartS, 2)} | ${col((x) => x.rssRestart, 0)} |`
+  return `| ${label} | ${col((x) => x.firstAnswerS, 2)} | ${col((x) => x.firstReadyS, 2)} | ${col((x) => x.startupMs, 0)} | ${col((x) => x.rssStart, 0)} | ${col((x) => x.rssLoaded, 0)} | ${col((x) => x.peak, 0)} | ${col((x) => x.restartS, 2)} | ${col((x) => x.restartReadyS, 2)} | ${col((x) => x.rssRestart, 0)} |`
 })
 const MB = 1_000_000 / 2 ** 20
 /** Each goal of issue 34 for the embedded store, judged on the medians of `r`. */
@@ -114,6 +117,7 @@ function goals(r: Run[]): string[] {
   return [
     judged('first start', median(r.map((x) => x.firstAnswerS)), 3, 's', 2),
     judged('restart', median(r.map((x) => x.restartS)), 1, 's', 2),
+    judged('restart to ready', median(r.map((x) => x.restartReadyS)), 1, 's', 2),
     judged('RSS after the read load', loadedMb, 250, 'MB', 0),
   ]
 }
@@ -121,8 +125,8 @@ const body = `Measured ${new Date().toISOString().slice(0, 16)} UTC on ${machine
 Starts and restarts on every core (as \`npm start\` on a user's machine); for the read load the server pinned to cpu ${SERVER_CPU}, wrk to cpu ${WRK_CPU}${canPin ? '' : ' (not pinned: taskset unavailable)'}; ${flags.rounds} rounds, the codes alternating; median (range).
 \`npx bun bench/embedded.ts ${process.argv.slice(2).map((a) => (a.startsWith('/') ? 'DIR' : a)).join(' ')}\`
 
-| code | first start → first answer (s) | startup_ms | RSS after first start (MiB) | RSS after the read load (MiB) | peak RSS (MiB) | restart → first answer (s) | RSS after restart (MiB) |
-|---|---:|---:|---:|---:|---:|---:|---:|
+| code | first start → first answer (s) | first start → ready (s) | startup_ms | RSS after first start (MiB) | RSS after the read load (MiB) | peak RSS (MiB) | restart → first answer (s) | restart → ready (s) | RSS after restart (MiB) |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows.join('\n')}
 
 The read load: ${PATHS.map((p) => `\`${p}\``).join(', ')}, each ${flags.seconds} s with wrk (2 threads, 64 connections), a pro key.
