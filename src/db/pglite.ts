@@ -1,5 +1,6 @@
 import { chmodSync, cpSync, existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { setImmediate } from 'node:timers'
 import { PGlite } from '@electric-sql/pglite'
 import { freshCluster } from './pglite-fresh-cluster.ts'
 import { pgliteModule } from './pglite-module.ts'
@@ -52,6 +53,27 @@ async function createCluster(dataDir: string | undefined): Promise<PGlite> {
   return PGlite.create({ dataDir, startParams: START_PARAMS, pgliteWasmModule })
 }
 
+/**
+ * The longest PGlite's statements run back to back before the event loop gets a turn. PGlite runs a
+ * statement synchronously and resolves its promise at once, so a chain of statements (a projection
+ * catching up, a read model loading) never lets the process answer a request or read a socket until
+ * it ends: seconds during an ingest (decision 0126).
+ */
+const TURN_EVERY_MS = 10
+
+/** Resolves at once, or after a turn of the event loop when statements have run for TURN_EVERY_MS since the last. */
+function eventLoopTurns(): () => Promise<void> | undefined {
+  let since = performance.now()
+  const turn = () =>
+    new Promise<void>((resolve) =>
+      setImmediate(() => {
+        since = performance.now()
+        resolve()
+      }),
+    )
+  return () => (performance.now() - since < TURN_EVERY_MS ? undefined : turn())
+}
+
 /** Embedded PostgreSQL (WASM). `dataDir` undefined = in memory (tests). One process owns a data dir. */
 export async function openPglite(dataDir?: string): Promise<Db> {
   const pg = await createCluster(dataDir)
@@ -60,17 +82,23 @@ export async function openPglite(dataDir?: string): Promise<Db> {
     restrictToOwner(dataDir)
   }
   const { run, forgetAll } = preparedStatements(pg)
+  const turnIfDue = eventLoopTurns()
   // One statement at a time, and none beside a transaction running: the locks PGlite's `query` takes.
   const root: Sql = {
-    query: <T extends Row>(text: string, params: readonly unknown[] = []) =>
-      pg._runExclusiveTransaction(async () => {
+    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      await turnIfDue()
+      return pg._runExclusiveTransaction(async () => {
         const rows = await pg._runExclusiveQuery(() => run<T>(text, params))
         await pg.syncToFs()
         return rows
-      }),
+      })
+    },
   }
   const inTransaction: Sql = {
-    query: <T extends Row>(text: string, params: readonly unknown[] = []) => pg._runExclusiveQuery(() => run<T>(text, params)),
+    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      await turnIfDue()
+      return pg._runExclusiveQuery(() => run<T>(text, params))
+    },
   }
   return {
     kind: 'pglite',
