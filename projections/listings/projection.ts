@@ -4,6 +4,7 @@ import { type Projection, type RowChange, sql } from '../engine/projection.ts'
 import { changesIndexes, changesTable, recordChange, rowBefore } from './change-rows.ts'
 import { foldedStatements, foldListing, type RecordedListingEvent } from './fold.ts'
 import {
+  ACTIVE_FIGURES,
   DETAIL_COLUMNS,
   DETAIL_NAMES,
   DETAIL_UPDATE,
@@ -101,7 +102,13 @@ const schema = (t: ListingsTables) => [
 ]
 
 const indexes = (t: ListingsTables) => [
-  `create index if not exists ${t.listings}_active on ${t.listings} (country, zone_no) where status = 'active'`,
+  // The zone statistics (zone-rows.ts `activeListings`, `ACTIVE_FIGURES`): the active listings of a
+  // country (or of some of its zones) grouped as the preparation reads them, with the figures it reads, so that it reads
+  // this index alone, already in its order (at a million listings ~90 MB instead of the whole table's
+  // ~1 GB; a country 0.4–2.0 s → 0.07–0.21 s). Decision 0127. A store built before it keeps the older
+  // index `_active` (country, zone_no) until its next build.
+  `create index if not exists ${t.listings}_active_figures on ${t.listings}
+    (${ACTIVE_FIGURES.group}) include (${ACTIVE_FIGURES.figures}) where status = 'active'`,
   // /listings: every filter combination starts with the country; each sort has an index ending in
   // the unique id (the tie-breaker), so a page is an index range scan whatever the table size.
   // Price orders also come per operation and per property type: rents are all cheaper than sales,

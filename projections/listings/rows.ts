@@ -12,6 +12,13 @@ export type ListingsTables = Tables<'listings' | 'history' | 'zones' | 'touches'
 
 export { EXACT_PPM2 } from '../../src/domain/listings/fields.ts'
 
+/**
+ * The active listings as the zone statistics read them now (zone-rows.ts, `activeListings`): grouped
+ * by `group`, each listing's `figures`. The listings table's index `_active_figures` (projection.ts)
+ * holds exactly these, so that reading is an index-only scan in group order (decision 0127).
+ */
+export const ACTIVE_FIGURES = { group: 'country, zone_no, operation, source, property_type, bedrooms', figures: 'listed_at, price_usd, ppm2_usd' } as const
+
 /** Fields of a listing the history carries (zone statistics, comparables): changing one closes its history interval. */
 export const STATISTICAL: readonly (keyof ListingDetails)[] = STATISTICAL_FIELDS as (keyof ListingDetails)[]
 

@@ -1,4 +1,5 @@
 import type { ListingsTables } from './projection.ts'
+import { ACTIVE_FIGURES } from './rows.ts'
 import type { LiveGeneration } from '../engine/live-tables.ts'
 import type { Row, Sql } from '../../src/db/port.ts'
 import { toIso, toNumber } from '../../src/db/port.ts'
@@ -34,7 +35,7 @@ export type SelectedListings = { columns: ListingColumns; zones: ReadonlyMap<str
  */
 const READINGS = {
   now: {
-    group: 'country, zone_no, operation, source, property_type, bedrooms',
+    group: ACTIVE_FIGURES.group,
     fields: `concat_ws(',', ${micros('listed_at')}, (price_usd * 100)::int8, ppm2_usd)`,
   },
   then: { group: 'country, zone_no, operation', fields: 'ppm2_usd::text' },
