@@ -91,28 +91,28 @@ export class ListingIndex {
       index.bucketsOf[slot] = buckets
       for (const bucket of buckets) bucket.size += 1
     }
-    for (const bucket of index.buckets.values()) {
-      bucket.reserve(bucket.size)
-      bucket.size = 0
+    for (const bucket of index.buckets.values()) bucket.reserve(bucket.size)
+    // Ties are broken by the id's rank. Indexed loops: iterating a typed array with for…of costs as much as the sorts.
+    const byRank = Int32Array.from({ length: index.slots }, (_, slot) => slot).sort((a, b) => index.ids.compare(a, b))
+    /** Fills each bucket's `into` order from `ordered`; a bucket's size ends as its count. */
+    const dealOut = (ordered: Int32Array, into: (bucket: Bucket) => Int32Array) => {
+      for (const bucket of index.buckets.values()) bucket.size = 0
+      for (let i = 0; i < ordered.length; i++) {
+        const slot = ordered[i]!
+        const buckets = index.bucketsOf[slot]!
+        for (let b = 0; b < buckets.length; b++) {
+          const bucket = buckets[b]!
+          into(bucket)[bucket.size++] = slot
+        }
+      }
     }
-    // Ties are broken by the id's rank.
-    const all = Array.from({ length: index.slots }, (_, slot) => slot)
-    all.sort((a, b) => index.ids.compare(a, b))
-    const rank = new Int32Array(index.slots)
-    all.forEach((slot, position) => {
-      rank[slot] = position
-    })
-    const { micros, cents } = index
-    all.sort((a, b) => micros[b]! - micros[a]! || rank[b]! - rank[a]!)
-    for (const slot of all) for (const bucket of index.bucketsOf[slot]!) bucket.newest[bucket.size++] = slot
-    for (const bucket of index.buckets.values()) bucket.size = 0
-    all.sort((a, b) => cents[a]! - cents[b]! || rank[a]! - rank[b]!)
-    for (const slot of all) for (const bucket of index.bucketsOf[slot]!) bucket.byPrice[bucket.size++] = slot
+    dealOut(orderedBy(index.micros, byRank, 'descending'), (bucket) => bucket.newest)
+    dealOut(orderedBy(index.cents, byRank, 'ascending'), (bucket) => bucket.byPrice)
     // The first bucket of a listing is that of its own zone, operation and type: the one with an area order.
-    const area = index.area
-    all.sort((a, b) => area[a]! - area[b]! || rank[a]! - rank[b]!)
+    const byArea = orderedBy(index.area, byRank, 'ascending')
     const filled = new Map<Bucket, number>()
-    for (const slot of all) {
+    for (let i = 0; i < byArea.length; i++) {
+      const slot = byArea[i]!
       const own = index.bucketsOf[slot]![0]!
       const at = filled.get(own) ?? 0
       own.byArea![at] = slot
@@ -299,6 +299,45 @@ const sameBuckets = (a: ListingKey, b: ListingKey) =>
   a.country === b.country && a.zone === b.zone && a.operation === b.operation && a.propertyType === b.propertyType
 
 /** Position where `slot` belongs in the sorted `slots[0, size)`. */
+/**
+ * The slots of `byRank` (every slot, in the order of their ids) ordered by `values`, ties by the id:
+ * ascending, or descending in both. Each slot's value is replaced by its rank among the distinct
+ * values, so that (value rank, id rank) packs exactly into one double and a native numeric sort
+ * orders them: no comparator called 15 million times for 700,000 listings (0.4–0.6 s a sort).
+ */
+function orderedBy(values: Float64Array, byRank: Int32Array, direction: 'ascending' | 'descending'): Int32Array {
+  const n = byRank.length
+  const levels = new Float64Array(n)
+  for (let r = 0; r < n; r++) levels[r] = values[byRank[r]!]!
+  levels.sort()
+  let distinct = 0
+  for (let i = 0; i < n; i++) if (i === 0 || levels[i] !== levels[distinct - 1]) levels[distinct++] = levels[i]!
+  const keys = new Float64Array(n)
+  for (let r = 0; r < n; r++) {
+    const level = levelOf(levels, distinct, values[byRank[r]!]!)
+    keys[r] = direction === 'ascending' ? level * n + r : (distinct - 1 - level) * n + (n - 1 - r)
+  }
+  keys.sort()
+  const ordered = new Int32Array(n)
+  for (let i = 0; i < n; i++) {
+    const r = keys[i]! % n
+    ordered[i] = byRank[direction === 'ascending' ? r : n - 1 - r]!
+  }
+  return ordered
+}
+
+/** The index of `value` among the first `count` of the sorted distinct `levels`. */
+function levelOf(levels: Float64Array, count: number, value: number): number {
+  let lo = 0
+  let hi = count - 1
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (levels[mid]! < value) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
 function positionOf(slots: Int32Array, size: number, slot: number, order: (a: number, b: number) => number): number {
   let lo = 0
   let hi = size
