@@ -64,7 +64,8 @@ export function monitorServer(storage: Storage, others: Storage['dependencies'] 
     notReady() {
       const down = watched.find(({ dependency }) => !dependency.reachable)
       if (down) return `the ${down.dependency.name} is unavailable`
-      for (const what of unloaded) return `the ${what} are being loaded into memory`
+      const [loading] = unloaded
+      if (loading) return `the ${loading} are being loaded into memory`
       if (!lag) return 'the read models are being measured'
       if (lag.some((g) => g.state !== 'building' && g.state !== 'held' && g.lag_seconds > READY_MAX_LAG_SECONDS)) return 'the read models are catching up'
       return null

@@ -45,7 +45,8 @@ describe('readiness while the read models load into memory', () => {
     const health = monitorServer(storage, [], [zones, listings])
     try {
       listings.done()
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      // The monitor's own callback on it ran before this await returns: it was registered first.
+      await listings.firstLoaded
       expect(health.notReady()).toBe('the zone statistics are being loaded into memory')
       zones.done()
       await eventually('ready', () => health.notReady() === null)
